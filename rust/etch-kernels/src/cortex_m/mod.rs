@@ -1,0 +1,1 @@
+//! cortex_m kernels.
