@@ -1,1 +1,42 @@
-fn main() {}
+//! `etch`: the host tool for ExecuTorch programs.
+//!
+//! ```text
+//! etch inspect FILE.pte [--json]
+//! ```
+
+mod inspect;
+mod summary;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("inspect") => inspect::main(&args[1..]),
+        Some("-h") | Some("--help") | Some("help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads a file, with the path in the error message.
+pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{path}: {e}"))
+}
+
+/// One-line error text for a format/runtime error.
+pub fn describe(path: &str, e: etch_pte::Error) -> String {
+    format!("{path}: {e}")
+}

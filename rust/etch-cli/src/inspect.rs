@@ -1,0 +1,166 @@
+//! `etch inspect FILE.pte [--json]`.
+
+use serde_json::{json, Value as Json};
+
+use crate::summary::{summarize, FileSummary, IoSummary, TensorSummary};
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    let mut json_out = false;
+    let mut path = None;
+    for a in args {
+        match a.as_str() {
+            "--json" => json_out = true,
+            _ if path.is_none() => path = Some(a.clone()),
+            _ => return Err(format!("unexpected argument '{a}'")),
+        }
+    }
+    let path = path.ok_or("inspect needs a FILE.pte")?;
+    let bytes = crate::read_file(&path)?;
+    let file = etch_pte::PteFile::new_checked(&bytes).map_err(|e| crate::describe(&path, e))?;
+    let summary = summarize(&file).map_err(|e| crate::describe(&path, e))?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&summary)).unwrap_or_default()
+        );
+    } else {
+        print_text(&path, &summary);
+    }
+    Ok(())
+}
+
+fn tensor_json(t: &TensorSummary) -> Json {
+    json!({
+        "value": t.index,
+        "dtype": t.dtype,
+        "sizes": t.sizes,
+        "dim_order": t.dim_order,
+        "nbytes": t.nbytes,
+        "memory_id": t.placement.map(|p| p.0),
+        "offset": t.placement.map(|p| p.1),
+    })
+}
+
+fn io_json(io: &IoSummary) -> Json {
+    match io {
+        IoSummary::Tensor(t) => tensor_json(t),
+        IoSummary::Scalar { kind, value } => json!({ "kind": kind, "value": value }),
+    }
+}
+
+pub fn to_json(s: &FileSummary) -> Json {
+    let methods: Vec<Json> = s
+        .methods
+        .iter()
+        .map(|m| {
+            json!({
+                "name": m.name,
+                "values": m.values,
+                "value_kinds": m.value_kinds.iter().map(|(k, n)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+                "chains": m.chains,
+                "instructions": m.instructions,
+                "operators": m.operators.iter().map(|o| json!({"name": o.name, "overload": o.overload, "count": o.count})).collect::<Vec<_>>(),
+                "delegates": m.delegates,
+                "inputs": m.inputs.iter().map(io_json).collect::<Vec<_>>(),
+                "outputs": m.outputs.iter().map(io_json).collect::<Vec<_>>(),
+                "planned_buffers": m.planned_buffers,
+                "planned_tensors": m.planned_tensors.iter().map(tensor_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "file_size": s.file_size,
+        "program_size": s.program_size,
+        "segment_base_offset": s.segment_base_offset,
+        "segments": s.segments.iter().map(|(o, n)| json!({"offset": o, "size": n})).collect::<Vec<_>>(),
+        "constant_buffers": s.constant_buffers,
+        "constant_bytes": s.constant_bytes,
+        "unused_constant_buffers": s.unused_constant_buffers,
+        "unused_constant_bytes": s.unused_constant_bytes,
+        "methods": methods,
+    })
+}
+
+fn shape(t: &TensorSummary) -> String {
+    let sizes: Vec<String> = t.sizes.iter().map(|s| s.to_string()).collect();
+    let order: Vec<String> = t.dim_order.iter().map(|s| s.to_string()).collect();
+    format!(
+        "{}[{}] dim_order [{}]",
+        t.dtype,
+        sizes.join(","),
+        order.join(",")
+    )
+}
+
+fn io_line(io: &IoSummary) -> String {
+    match io {
+        IoSummary::Tensor(t) => {
+            let place = match t.placement {
+                Some((id, off)) => format!("planned mem {id} @ {off}"),
+                None => "not planned".to_string(),
+            };
+            format!("v{} {} ({} B, {})", t.index, shape(t), t.nbytes, place)
+        }
+        IoSummary::Scalar { kind, value } => format!("{kind} {value}"),
+    }
+}
+
+fn print_text(path: &str, s: &FileSummary) {
+    println!("{path}: {} bytes", s.file_size);
+    println!(
+        "  program {} B, segment base offset {}",
+        s.program_size, s.segment_base_offset
+    );
+    for (i, (off, size)) in s.segments.iter().enumerate() {
+        println!("  segment {i}: offset {off}, {size} B");
+    }
+    println!(
+        "  constants: {} buffers, {} B; {} buffers ({} B) used by no instruction",
+        s.constant_buffers,
+        s.constant_bytes,
+        s.unused_constant_buffers.len(),
+        s.unused_constant_bytes
+    );
+    for m in &s.methods {
+        let kinds: Vec<String> = m
+            .value_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        println!("method '{}':", m.name);
+        println!("  values: {} ({})", m.values, kinds.join(", "));
+        println!("  chains: {}, instructions: {}", m.chains, m.instructions);
+        for (i, io) in m.inputs.iter().enumerate() {
+            println!("  input {i}: {}", io_line(io));
+        }
+        for (i, io) in m.outputs.iter().enumerate() {
+            println!("  output {i}: {}", io_line(io));
+        }
+        println!("  operators:");
+        for o in &m.operators {
+            let full = if o.overload.is_empty() {
+                o.name.clone()
+            } else {
+                format!("{}.{}", o.name, o.overload)
+            };
+            println!("    {full:<50} x{}", o.count);
+        }
+        for d in &m.delegates {
+            println!("  delegate: {d}");
+        }
+        println!("  memory plan:");
+        for (i, b) in m.planned_buffers.iter().enumerate() {
+            println!("    memory id {}: {b} B", i + 1);
+        }
+        for t in &m.planned_tensors {
+            if let Some((id, off)) = t.placement {
+                println!(
+                    "      mem {id} [{off:>7} .. {:>7}) v{} {}",
+                    off + t.nbytes as u64,
+                    t.index,
+                    shape(t)
+                );
+            }
+        }
+    }
+}

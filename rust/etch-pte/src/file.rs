@@ -1,0 +1,286 @@
+//! The whole `.pte` file: flatbuffer header, optional `eh00` extended header,
+//! program flatbuffer and segments.
+//!
+//! Layout (`exir/_serialize/_program.py`, `schema/extended_header.h`):
+//! ```text
+//! 0   u32 root table offset
+//! 4   "ET12" file identifier
+//! 8   optional extended header: "eh00", u32 length (>= 24), u64 program_size,
+//!     u64 segment_base_offset, u64 segment_data_size (only when length >= 32)
+//! ... flatbuffer body, up to program_size
+//! segment_base_offset: segment data (DataSegment offsets are relative to it)
+//! ```
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::flatbuffer::{read_u32, read_u64, Table, Vector};
+use crate::schema::{
+    BackendDelegateDataReference, ExecutionPlan, Program, SubsegmentOffsets, Tensor,
+};
+use crate::types::DataLocation;
+
+/// The flatbuffer file identifier of every program etch reads.
+pub const FILE_IDENTIFIER: [u8; 4] = *b"ET12";
+/// Magic of the extended header.
+pub const EXTENDED_HEADER_MAGIC: [u8; 4] = *b"eh00";
+
+mod field {
+    use core::ops::Range;
+    pub const ROOT_OFFSET: usize = 0;
+    pub const IDENTIFIER: Range<usize> = 4..8;
+    pub const HEADER_MAGIC: Range<usize> = 8..12;
+    pub const HEADER_LENGTH: usize = 12;
+    pub const PROGRAM_SIZE: usize = 16;
+    pub const SEGMENT_BASE_OFFSET: usize = 24;
+    pub const SEGMENT_DATA_SIZE: usize = 32;
+    /// Shortest header length the runtime accepts.
+    pub const MIN_HEADER_LENGTH: u32 = 24;
+    /// Header length from which `segment_data_size` is present.
+    pub const HEADER_LENGTH_WITH_DATA_SIZE: u32 = 32;
+}
+
+/// The `eh00` extended header.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ExtendedHeader {
+    /// Length of the header in bytes (magic and length included).
+    pub length: u32,
+    /// Size of the flatbuffer part, headers included.
+    pub program_size: u64,
+    /// File offset of the first segment; 0 when there are none.
+    pub segment_base_offset: u64,
+    /// Bytes from `segment_base_offset` to the end of the last segment (0 in
+    /// pre-1.0 files whose header is shorter than 32 bytes).
+    pub segment_data_size: u64,
+}
+
+impl ExtendedHeader {
+    /// Parses the header at byte 8, `Ok(None)` if the magic is not there.
+    pub fn parse(data: &[u8]) -> Result<Option<ExtendedHeader>> {
+        if data.get(field::HEADER_MAGIC) != Some(&EXTENDED_HEADER_MAGIC[..]) {
+            return Ok(None);
+        }
+        let length = read_u32(data, field::HEADER_LENGTH)?;
+        if length < field::MIN_HEADER_LENGTH {
+            return Err(Error::invalid(
+                "extended header shorter than 24 bytes",
+                field::HEADER_LENGTH,
+            ));
+        }
+        let segment_data_size = if length >= field::HEADER_LENGTH_WITH_DATA_SIZE {
+            read_u64(data, field::SEGMENT_DATA_SIZE)?
+        } else {
+            0
+        };
+        Ok(Some(ExtendedHeader {
+            length,
+            program_size: read_u64(data, field::PROGRAM_SIZE)?,
+            segment_base_offset: read_u64(data, field::SEGMENT_BASE_OFFSET)?,
+            segment_data_size,
+        }))
+    }
+}
+
+fn to_usize(v: u64, what: &'static str, at: usize) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::invalid(what, at))
+}
+
+/// A `.pte` file in memory (typically flash), read in place.
+///
+/// Two constructors, as in smoltcp's wire views:
+/// - [`PteFile::new_checked`] verifies the whole file once (every offset, index
+///   and length; see [`crate::verify`]); afterwards no accessor fails;
+/// - [`PteFile::new_unchecked`] checks only the headers and the root table, for
+///   firmware whose model was verified at build time. Accessors stay
+///   bounds-checked, so a bad file gives errors, never out-of-bounds reads.
+#[derive(Clone, Copy, Debug)]
+pub struct PteFile<'a> {
+    data: &'a [u8],
+    header: Option<ExtendedHeader>,
+    program_size: usize,
+    segment_base: usize,
+    root: Program<'a>,
+}
+
+impl<'a> PteFile<'a> {
+    /// Checks the headers and opens the root table.
+    pub fn new_unchecked(data: &'a [u8]) -> Result<Self> {
+        if data.len() < 8 {
+            return Err(Error::invalid("file shorter than 8 bytes", 0));
+        }
+        if data.get(field::IDENTIFIER) != Some(&FILE_IDENTIFIER[..]) {
+            return Err(Error::invalid("file identifier is not ET12", 4));
+        }
+        let header = ExtendedHeader::parse(data)?;
+        let (program_size, segment_base) = match header {
+            None => (data.len(), 0),
+            Some(h) => {
+                let program_size = to_usize(h.program_size, "program_size too large", 16)?;
+                let segment_base =
+                    to_usize(h.segment_base_offset, "segment_base_offset too large", 24)?;
+                let expected = if h.segment_base_offset == 0 {
+                    h.program_size
+                } else {
+                    h.segment_base_offset
+                        .checked_add(h.segment_data_size)
+                        .ok_or(Error::invalid("segment_data_size overflows", 32))?
+                };
+                // Same rule as ExecuTorch's Program::load.
+                let check_size = (h.segment_data_size == 0 && h.segment_base_offset == 0)
+                    || h.segment_data_size > 0;
+                if check_size && expected > data.len() as u64 {
+                    return Err(Error::invalid("file is truncated", data.len()));
+                }
+                if program_size > data.len() || program_size < 8 {
+                    return Err(Error::invalid("program_size outside the file", 16));
+                }
+                if segment_base != 0 && segment_base < program_size {
+                    return Err(Error::invalid("segment_base_offset inside the program", 24));
+                }
+                (program_size, segment_base)
+            }
+        };
+        // The flatbuffer is only [0, program_size): no table may reach into segments.
+        let program = data.get(..program_size).unwrap_or(&[]);
+        let root = read_u32(program, field::ROOT_OFFSET)? as usize;
+        if root < 8 || root.saturating_add(4) > program_size {
+            return Err(Error::invalid("root offset outside the program", 0));
+        }
+        let root = Program(Table::at(program, root)?);
+        Ok(PteFile {
+            data,
+            header,
+            program_size,
+            segment_base,
+            root,
+        })
+    }
+
+    /// Checks the headers, then verifies the whole program (see [`crate::verify`]).
+    pub fn new_checked(data: &'a [u8]) -> Result<Self> {
+        let file = Self::new_unchecked(data)?;
+        crate::verify::verify(&file)?;
+        Ok(file)
+    }
+
+    /// The whole file.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The extended header, if the file has one.
+    pub fn extended_header(&self) -> Option<ExtendedHeader> {
+        self.header
+    }
+
+    /// Bytes of the flatbuffer part (headers included).
+    pub fn program_size(&self) -> usize {
+        self.program_size
+    }
+
+    /// File offset of the first segment (0 when there is no extended header).
+    pub fn segment_base_offset(&self) -> usize {
+        self.segment_base
+    }
+
+    /// The root `Program` table.
+    pub fn program(&self) -> Program<'a> {
+        self.root
+    }
+
+    /// Number of methods (execution plans).
+    pub fn num_methods(&self) -> Result<usize> {
+        Ok(self.root.execution_plan()?.len())
+    }
+
+    /// The execution plan called `name`, or `NotFound`.
+    pub fn plan(&self, name: &str) -> Result<ExecutionPlan<'a>> {
+        for plan in self.root.execution_plan()?.iter() {
+            let plan = plan?;
+            if plan.name()? == name {
+                return Ok(plan);
+            }
+        }
+        Err(Error::new(
+            ErrorCode::NotFound,
+            "no method with that name",
+            0,
+        ))
+    }
+
+    /// The bytes of segment `index`.
+    pub fn segment(&self, index: usize) -> Result<&'a [u8]> {
+        let seg = self.root.segments()?.get(index)?;
+        let what = "segment outside the file";
+        let start = (self.segment_base as u64)
+            .checked_add(seg.offset()?)
+            .ok_or(Error::invalid(what, seg.position()))?;
+        let end = start
+            .checked_add(seg.size()?)
+            .ok_or(Error::invalid(what, seg.position()))?;
+        let (start, end) = (
+            to_usize(start, what, seg.position())?,
+            to_usize(end, what, seg.position())?,
+        );
+        if start < self.program_size && end > start {
+            return Err(Error::invalid(
+                "segment overlaps the program",
+                seg.position(),
+            ));
+        }
+        self.data
+            .get(start..end)
+            .ok_or(Error::invalid(what, seg.position()))
+    }
+
+    /// The constant segment table, if the file uses one (more than the
+    /// placeholder offset).
+    pub fn constant_segment(&self) -> Result<Option<(SubsegmentOffsets<'a>, Vector<'a, u64>)>> {
+        match self.root.constant_segment()? {
+            Some(cs) => {
+                let offsets = cs.offsets()?;
+                Ok(if offsets.len() > 1 {
+                    Some((cs, offsets))
+                } else {
+                    None
+                })
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// `nbytes` of constant data for a tensor with `data_buffer_idx` (> 0), from
+    /// the constant segment or, in old files, the inline `constant_buffer`.
+    pub fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
+        let idx = data_buffer_idx as usize;
+        let what = "constant data outside its segment";
+        if let Some((cs, offsets)) = self.constant_segment()? {
+            let segment = self.segment(cs.segment_index()? as usize)?;
+            let start = to_usize(offsets.get(idx)?, what, offsets.position())?;
+            return start
+                .checked_add(nbytes)
+                .and_then(|end| segment.get(start..end))
+                .ok_or(Error::invalid(what, offsets.position()));
+        }
+        let buffers = self.root.constant_buffer()?;
+        if buffers.is_empty() {
+            return Err(Error::invalid("constant tensor but no constants", 0));
+        }
+        let storage = buffers.get(idx)?.storage()?;
+        storage
+            .get(..nbytes)
+            .ok_or(Error::invalid(what, buffers.position()))
+    }
+
+    /// The processed blob a delegate refers to (inline data or a segment).
+    pub fn delegate_data(&self, processed: BackendDelegateDataReference<'a>) -> Result<&'a [u8]> {
+        let index = processed.index()? as usize;
+        match processed.location()? {
+            DataLocation::Inline => self.root.backend_delegate_data()?.get(index)?.data(),
+            DataLocation::Segment => self.segment(index),
+        }
+    }
+
+    /// Size in bytes of a tensor's data (numel × element size), checked.
+    pub fn tensor_nbytes(tensor: &Tensor<'_>) -> Result<usize> {
+        crate::tensor::nbytes(tensor)
+    }
+}

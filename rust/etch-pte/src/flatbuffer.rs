@@ -1,0 +1,398 @@
+//! A minimal FlatBuffers reader over `&[u8]`: tables, vectors, strings, unions.
+//!
+//! Every read is bounds-checked and little-endian, with no alignment assumptions
+//! (the buffer may sit anywhere in flash). Nothing here panics; a bad offset is an
+//! `InvalidProgram` error carrying the byte offset where it was found.
+//!
+//! FlatBuffers rules implemented (see the FlatBuffers "internals" doc):
+//! - a table starts with an `i32` soffset to its vtable at `table - soffset`,
+//!   which may lie before or after the table and may be shared;
+//! - a vtable is `u16 vtable_bytes, u16 object_bytes, u16 field_offset[..]`; a field
+//!   whose slot lies past `vtable_bytes` (truncated vtable) or whose offset is 0 is
+//!   absent and reads as the schema default;
+//! - reference fields and vector elements of tables/strings hold a `u32` offset
+//!   relative to the place they are stored;
+//! - a vector or string is a `u32` length followed by the elements.
+
+use core::marker::PhantomData;
+
+use crate::error::{Error, Result};
+
+#[inline]
+fn bytes<const N: usize>(buf: &[u8], pos: usize) -> Option<[u8; N]> {
+    let end = pos.checked_add(N)?;
+    buf.get(pos..end)?.try_into().ok()
+}
+
+/// Reads a little-endian `u32` at `pos`.
+#[inline]
+pub fn read_u32(buf: &[u8], pos: usize) -> Result<u32> {
+    bytes::<4>(buf, pos)
+        .map(u32::from_le_bytes)
+        .ok_or(Error::invalid("read past end of buffer", pos))
+}
+
+/// Reads a little-endian `u64` at `pos`.
+#[inline]
+pub fn read_u64(buf: &[u8], pos: usize) -> Result<u64> {
+    bytes::<8>(buf, pos)
+        .map(u64::from_le_bytes)
+        .ok_or(Error::invalid("read past end of buffer", pos))
+}
+
+#[inline]
+fn read_u16(buf: &[u8], pos: usize) -> Result<u16> {
+    bytes::<2>(buf, pos)
+        .map(u16::from_le_bytes)
+        .ok_or(Error::invalid("read past end of buffer", pos))
+}
+
+/// A value that can be read from a flatbuffer at a position: scalars, and
+/// (through a `u32` offset) tables and strings.
+pub trait Follow<'a>: Sized {
+    /// Bytes the value takes inline (in a table field or a vector slot).
+    const INLINE_SIZE: usize;
+    fn follow(buf: &'a [u8], pos: usize) -> Result<Self>;
+}
+
+macro_rules! scalar_follow {
+    ($($t:ty),*) => {$(
+        impl<'a> Follow<'a> for $t {
+            const INLINE_SIZE: usize = core::mem::size_of::<$t>();
+            #[inline]
+            fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
+                bytes::<{ core::mem::size_of::<$t>() }>(buf, pos)
+                    .map(<$t>::from_le_bytes)
+                    .ok_or(Error::invalid("scalar past end of buffer", pos))
+            }
+        }
+    )*};
+}
+scalar_follow!(u8, i8, u16, i16, u32, i32, u64, i64, f64);
+
+impl<'a> Follow<'a> for bool {
+    const INLINE_SIZE: usize = 1;
+    #[inline]
+    fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
+        u8::follow(buf, pos).map(|b| b != 0)
+    }
+}
+
+/// Follows the `u32` offset stored at `pos` (relative to `pos`).
+#[inline]
+fn indirect(buf: &[u8], pos: usize) -> Result<usize> {
+    let off = read_u32(buf, pos)? as usize;
+    let target = pos
+        .checked_add(off)
+        .ok_or(Error::invalid("offset overflows", pos))?;
+    if target >= buf.len() {
+        return Err(Error::invalid("offset points past end of buffer", pos));
+    }
+    Ok(target)
+}
+
+/// A table: its position and its (checked) vtable.
+#[derive(Clone, Copy, Debug)]
+pub struct Table<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    vtable: usize,
+    vtable_len: usize,
+}
+
+impl<'a> Table<'a> {
+    /// Opens the table at `pos`, checking its vtable header and object extent.
+    pub fn at(buf: &'a [u8], pos: usize) -> Result<Self> {
+        let soffset = i32::follow(buf, pos)? as i64;
+        let vtable = pos as i64 - soffset;
+        if vtable < 0 || vtable as u64 >= buf.len() as u64 {
+            return Err(Error::invalid("vtable outside buffer", pos));
+        }
+        let vtable = vtable as usize;
+        let vtable_len = read_u16(buf, vtable)? as usize;
+        let object_len = read_u16(buf, vtable + 2)? as usize;
+        if vtable_len < 4 || vtable_len % 2 != 0 || vtable + vtable_len > buf.len() {
+            return Err(Error::invalid("malformed vtable", vtable));
+        }
+        if object_len < 4 || pos + object_len > buf.len() {
+            return Err(Error::invalid("table extends past end of buffer", pos));
+        }
+        Ok(Table {
+            buf,
+            pos,
+            vtable,
+            vtable_len,
+        })
+    }
+
+    /// The table's byte offset in the buffer.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The buffer the table lives in.
+    pub fn buffer(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// Position of field `slot` if present; checks that `size` bytes of it lie
+    /// inside the buffer. (Not inside `object_len`: the Python builder EXIR uses
+    /// records an object size that can end before an 8-byte field padded to
+    /// alignment, and ExecuTorch's verifier only checks buffer bounds too.)
+    #[inline]
+    fn field(&self, slot: u16, size: usize) -> Result<Option<usize>> {
+        let entry = 4 + 2 * slot as usize;
+        if entry + 2 > self.vtable_len {
+            return Ok(None); // truncated vtable: schema default
+        }
+        let off = read_u16(self.buf, self.vtable + entry)? as usize;
+        if off == 0 {
+            return Ok(None);
+        }
+        if self.pos + off + size > self.buf.len() {
+            return Err(Error::invalid("field outside the buffer", self.pos));
+        }
+        Ok(Some(self.pos + off))
+    }
+
+    /// A scalar field, or `default` when absent.
+    #[inline]
+    pub fn scalar<T: Follow<'a>>(&self, slot: u16, default: T) -> Result<T> {
+        match self.field(slot, T::INLINE_SIZE)? {
+            Some(p) => T::follow(self.buf, p),
+            None => Ok(default),
+        }
+    }
+
+    /// A reference field (table, vector, string), as the position it points to.
+    #[inline]
+    fn reference(&self, slot: u16) -> Result<Option<usize>> {
+        match self.field(slot, 4)? {
+            Some(p) => indirect(self.buf, p).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A child table field.
+    pub fn table(&self, slot: u16) -> Result<Option<Table<'a>>> {
+        match self.reference(slot)? {
+            Some(p) => Table::at(self.buf, p).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A vector field.
+    pub fn vector<T: Follow<'a>>(&self, slot: u16) -> Result<Option<Vector<'a, T>>> {
+        match self.reference(slot)? {
+            Some(p) => Vector::at(self.buf, p).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A string field (raw bytes, without the NUL terminator).
+    pub fn string(&self, slot: u16) -> Result<Option<&'a [u8]>> {
+        match self.reference(slot)? {
+            Some(p) => string_at(self.buf, p).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The string at `pos`: `u32` length, bytes, NUL.
+fn string_at(buf: &[u8], pos: usize) -> Result<&[u8]> {
+    let len = read_u32(buf, pos)? as usize;
+    let start = pos + 4;
+    start
+        .checked_add(len)
+        .and_then(|end| buf.get(start..end))
+        .ok_or(Error::invalid("string past end of buffer", pos))
+}
+
+/// A string reached through an offset (element of a vector of strings).
+#[derive(Clone, Copy, Debug)]
+pub struct Str<'a>(pub &'a [u8]);
+
+impl<'a> Follow<'a> for Str<'a> {
+    const INLINE_SIZE: usize = 4;
+    fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
+        string_at(buf, indirect(buf, pos)?).map(Str)
+    }
+}
+
+impl<'a> Follow<'a> for Table<'a> {
+    const INLINE_SIZE: usize = 4;
+    fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
+        Table::at(buf, indirect(buf, pos)?)
+    }
+}
+
+/// A vector of `T`: `u32` length followed by `len` inline elements.
+#[derive(Debug)]
+pub struct Vector<'a, T> {
+    buf: &'a [u8],
+    start: usize,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for Vector<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Vector<'_, T> {}
+
+/// Iterator over a [`Vector`]'s elements.
+pub struct VectorIter<'a, T> {
+    vector: Vector<'a, T>,
+    next: usize,
+}
+
+impl<'a, T: Follow<'a>> Iterator for VectorIter<'a, T> {
+    type Item = Result<T>;
+    fn next(&mut self) -> Option<Result<T>> {
+        if self.next >= self.vector.len {
+            return None;
+        }
+        self.next += 1;
+        Some(self.vector.get(self.next - 1))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.vector.len - self.next;
+        (n, Some(n))
+    }
+}
+
+impl<'a, T: Follow<'a>> Vector<'a, T> {
+    /// Opens the vector at `pos`, checking that all its elements lie in the buffer.
+    pub fn at(buf: &'a [u8], pos: usize) -> Result<Self> {
+        let len = read_u32(buf, pos)? as usize;
+        let start = pos + 4;
+        let end = len
+            .checked_mul(T::INLINE_SIZE)
+            .and_then(|n| n.checked_add(start));
+        match end {
+            Some(end) if end <= buf.len() => Ok(Vector {
+                buf,
+                start,
+                len,
+                _t: PhantomData,
+            }),
+            _ => Err(Error::invalid("vector past end of buffer", pos)),
+        }
+    }
+
+    /// An empty vector, for absent optional vectors.
+    pub fn empty() -> Self {
+        Vector {
+            buf: &[],
+            start: 0,
+            len: 0,
+            _t: PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `i`, or an error if out of range or malformed.
+    #[inline]
+    pub fn get(&self, i: usize) -> Result<T> {
+        if i >= self.len {
+            return Err(Error::invalid("vector index out of range", self.start));
+        }
+        T::follow(self.buf, self.start + i * T::INLINE_SIZE)
+    }
+
+    /// The elements in order; each item is a `Result` because elements reached
+    /// through offsets may be malformed.
+    pub fn iter(&self) -> VectorIter<'a, T> {
+        VectorIter {
+            vector: *self,
+            next: 0,
+        }
+    }
+
+    /// Byte offset of the first element.
+    pub fn position(&self) -> usize {
+        self.start
+    }
+}
+
+impl<'a> Vector<'a, u8> {
+    /// The raw bytes of a `[ubyte]` vector.
+    pub fn bytes(&self) -> &'a [u8] {
+        // In range: checked in `at`.
+        self.buf
+            .get(self.start..self.start + self.len)
+            .unwrap_or(&[])
+    }
+}
+
+impl<'a> Vector<'a, i8> {
+    pub fn bytes(&self) -> &'a [u8] {
+        self.buf
+            .get(self.start..self.start + self.len)
+            .unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_little_endian_and_unaligned() {
+        let buf = [0u8, 0x78, 0x56, 0x34, 0x12, 0xff];
+        assert_eq!(read_u32(&buf, 1).unwrap(), 0x1234_5678);
+        assert!(read_u32(&buf, 3).is_err());
+        assert!(read_u32(&buf, usize::MAX - 1).is_err());
+    }
+
+    #[test]
+    fn vector_length_overflow_is_an_error() {
+        let mut buf = [0u8; 16];
+        buf[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(Vector::<u64>::at(&buf, 0).is_err());
+        buf[0..4].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(Vector::<u32>::at(&buf, 0).unwrap().len(), 3);
+        assert!(Vector::<u32>::at(&buf, 0).unwrap().get(3).is_err());
+    }
+
+    #[test]
+    fn table_with_truncated_vtable_gives_defaults() {
+        // vtable at 0: len 6 (one slot), object 8; slot0 at +4.
+        // table at 8: soffset 8 -> vtable at 0; field0 (u32) = 7.
+        let mut buf = [0u8; 16];
+        buf[0..2].copy_from_slice(&6u16.to_le_bytes());
+        buf[2..4].copy_from_slice(&8u16.to_le_bytes());
+        buf[4..6].copy_from_slice(&4u16.to_le_bytes());
+        buf[8..12].copy_from_slice(&8i32.to_le_bytes());
+        buf[12..16].copy_from_slice(&7u32.to_le_bytes());
+        let t = Table::at(&buf, 8).unwrap();
+        assert_eq!(t.scalar::<u32>(0, 0).unwrap(), 7);
+        assert_eq!(t.scalar::<u32>(1, 42).unwrap(), 42);
+        assert_eq!(
+            t.scalar::<u64>(0, 0).unwrap_err().what,
+            "field outside the buffer"
+        );
+    }
+
+    #[test]
+    fn vtable_after_table_is_accepted() {
+        // table at 0 with soffset -8 -> vtable at 8.
+        let mut buf = [0u8; 16];
+        buf[0..4].copy_from_slice(&(-8i32).to_le_bytes());
+        buf[4] = 9;
+        buf[8..10].copy_from_slice(&6u16.to_le_bytes());
+        buf[10..12].copy_from_slice(&5u16.to_le_bytes());
+        buf[12..14].copy_from_slice(&4u16.to_le_bytes());
+        let t = Table::at(&buf, 0).unwrap();
+        assert_eq!(t.scalar::<u8>(0, 0).unwrap(), 9);
+    }
+}

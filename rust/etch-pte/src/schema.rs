@@ -1,0 +1,739 @@
+//! Typed views over the tables of ExecuTorch's `schema/program.fbs`.
+//!
+//! One view type per table. Field ids ("slots") are listed as named constants in
+//! `mod slot`, one module per table, in schema declaration order (a union takes
+//! two ids: its type tag, then its value). Accessors are one line each: optional
+//! fields return `Option`/schema defaults, required ones return an
+//! `InvalidProgram` error naming the field when absent.
+//!
+//! Every accessor is bounds-checked and returns `Result`, so a file that was not
+//! verified (see [`crate::PteFile::new_unchecked`]) can still be read safely;
+//! after [`crate::PteFile::new_checked`] none of them fails.
+
+use crate::error::{Error, Result};
+use crate::flatbuffer::{Follow, Str, Table, Vector};
+use crate::types::{
+    DataLocation, InstructionKind, ScalarType, ShapeDynamism, TensorDataLocation, ValueKind,
+};
+
+/// Field ids of each table (`schema/program.fbs`, declaration order).
+pub mod slot {
+    pub mod program {
+        pub const VERSION: u16 = 0;
+        pub const EXECUTION_PLAN: u16 = 1;
+        pub const CONSTANT_BUFFER: u16 = 2;
+        pub const BACKEND_DELEGATE_DATA: u16 = 3;
+        pub const SEGMENTS: u16 = 4;
+        pub const CONSTANT_SEGMENT: u16 = 5;
+        pub const MUTABLE_DATA_SEGMENTS: u16 = 6;
+        pub const NAMED_DATA: u16 = 7;
+    }
+    pub mod execution_plan {
+        pub const NAME: u16 = 0;
+        pub const CONTAINER_META_TYPE: u16 = 1;
+        pub const VALUES: u16 = 2;
+        pub const INPUTS: u16 = 3;
+        pub const OUTPUTS: u16 = 4;
+        pub const CHAINS: u16 = 5;
+        pub const OPERATORS: u16 = 6;
+        pub const DELEGATES: u16 = 7;
+        pub const NON_CONST_BUFFER_SIZES: u16 = 8;
+        pub const NON_CONST_BUFFER_DEVICE: u16 = 9;
+    }
+    pub mod container_metadata {
+        pub const ENCODED_INP_STR: u16 = 0;
+        pub const ENCODED_OUT_STR: u16 = 1;
+    }
+    pub mod evalue {
+        pub const VAL_TYPE: u16 = 0;
+        pub const VAL: u16 = 1;
+    }
+    /// `Int`, `Bool`, `Double`, `String` and the list tables all hold one field.
+    pub mod single {
+        pub const VALUE: u16 = 0;
+    }
+    pub mod tensor {
+        pub const SCALAR_TYPE: u16 = 0;
+        pub const STORAGE_OFFSET: u16 = 1;
+        pub const SIZES: u16 = 2;
+        pub const DIM_ORDER: u16 = 3;
+        pub const REQUIRES_GRAD: u16 = 4;
+        pub const DATA_BUFFER_IDX: u16 = 5;
+        pub const ALLOCATION_INFO: u16 = 6;
+        pub const LAYOUT: u16 = 7;
+        pub const SHAPE_DYNAMISM: u16 = 8;
+        pub const EXTRA_TENSOR_INFO: u16 = 9;
+    }
+    pub mod allocation_details {
+        pub const MEMORY_ID: u16 = 0;
+        pub const MEMORY_OFFSET_LOW: u16 = 1;
+        pub const MEMORY_OFFSET_HIGH: u16 = 2;
+    }
+    pub mod extra_tensor_info {
+        pub const MUTABLE_DATA_SEGMENTS_IDX: u16 = 0;
+        pub const FULLY_QUALIFIED_NAME: u16 = 1;
+        pub const LOCATION: u16 = 2;
+        pub const DEVICE_TYPE: u16 = 3;
+        pub const DEVICE_INDEX: u16 = 4;
+    }
+    pub mod operator {
+        pub const NAME: u16 = 0;
+        pub const OVERLOAD: u16 = 1;
+    }
+    pub mod chain {
+        pub const INPUTS: u16 = 0;
+        pub const OUTPUTS: u16 = 1;
+        pub const INSTRUCTIONS: u16 = 2;
+        pub const STACKTRACE: u16 = 3;
+    }
+    pub mod instruction {
+        pub const INSTR_ARGS_TYPE: u16 = 0;
+        pub const INSTR_ARGS: u16 = 1;
+    }
+    pub mod kernel_call {
+        pub const OP_INDEX: u16 = 0;
+        pub const ARGS: u16 = 1;
+    }
+    pub mod delegate_call {
+        pub const DELEGATE_INDEX: u16 = 0;
+        pub const ARGS: u16 = 1;
+    }
+    pub mod move_call {
+        pub const MOVE_FROM: u16 = 0;
+        pub const MOVE_TO: u16 = 1;
+    }
+    pub mod jump_false_call {
+        pub const COND_VALUE_INDEX: u16 = 0;
+        pub const DESTINATION_INSTRUCTION: u16 = 1;
+    }
+    pub mod free_call {
+        pub const VALUE_INDEX: u16 = 0;
+    }
+    pub mod frame {
+        pub const FILENAME: u16 = 0;
+        pub const LINENO: u16 = 1;
+        pub const NAME: u16 = 2;
+        pub const CONTEXT: u16 = 3;
+    }
+    pub mod backend_delegate {
+        pub const ID: u16 = 0;
+        pub const PROCESSED: u16 = 1;
+        pub const COMPILE_SPECS: u16 = 2;
+    }
+    pub mod backend_delegate_data_reference {
+        pub const LOCATION: u16 = 0;
+        pub const INDEX: u16 = 1;
+    }
+    pub mod compile_spec {
+        pub const KEY: u16 = 0;
+        pub const VALUE: u16 = 1;
+    }
+    pub mod non_const_buffer_device {
+        pub const BUFFER_IDX: u16 = 0;
+        pub const DEVICE_TYPE: u16 = 1;
+        pub const DEVICE_INDEX: u16 = 2;
+    }
+    pub mod data_segment {
+        pub const OFFSET: u16 = 0;
+        pub const SIZE: u16 = 1;
+    }
+    pub mod subsegment_offsets {
+        pub const SEGMENT_INDEX: u16 = 0;
+        pub const OFFSETS: u16 = 1;
+    }
+    pub mod named_data {
+        pub const KEY: u16 = 0;
+        pub const SEGMENT_INDEX: u16 = 1;
+    }
+}
+
+/// Declares a view type over a table and lets it be a vector element.
+macro_rules! table_view {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name<'a>(pub Table<'a>);
+
+        impl<'a> Follow<'a> for $name<'a> {
+            const INLINE_SIZE: usize = 4;
+            fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
+                Table::follow(buf, pos).map($name)
+            }
+        }
+
+        impl<'a> $name<'a> {
+            /// Byte offset of the table in the file.
+            pub fn position(&self) -> usize {
+                self.0.position()
+            }
+        }
+    };
+}
+
+fn required<T>(v: Option<T>, what: &'static str, table: &Table<'_>) -> Result<T> {
+    v.ok_or(Error::invalid(what, table.position()))
+}
+
+fn utf8<'a>(bytes: &'a [u8], what: &'static str, table: &Table<'_>) -> Result<&'a str> {
+    core::str::from_utf8(bytes).map_err(|_| Error::invalid(what, table.position()))
+}
+
+fn vec_or_empty<'a, T: Follow<'a>>(v: Option<Vector<'a, T>>) -> Vector<'a, T> {
+    v.unwrap_or_else(Vector::empty)
+}
+
+table_view!(
+    /// The root table.
+    Program
+);
+impl<'a> Program<'a> {
+    pub fn version(&self) -> Result<u32> {
+        self.0.scalar(slot::program::VERSION, 0)
+    }
+    pub fn execution_plan(&self) -> Result<Vector<'a, ExecutionPlan<'a>>> {
+        let v = self.0.vector(slot::program::EXECUTION_PLAN)?;
+        required(v, "Program.execution_plan missing", &self.0)
+    }
+    /// Deprecated inline constants (pre-0.7 files).
+    pub fn constant_buffer(&self) -> Result<Vector<'a, Buffer<'a>>> {
+        self.0
+            .vector(slot::program::CONSTANT_BUFFER)
+            .map(vec_or_empty)
+    }
+    pub fn backend_delegate_data(&self) -> Result<Vector<'a, BackendDelegateInlineData<'a>>> {
+        self.0
+            .vector(slot::program::BACKEND_DELEGATE_DATA)
+            .map(vec_or_empty)
+    }
+    pub fn segments(&self) -> Result<Vector<'a, DataSegment<'a>>> {
+        self.0.vector(slot::program::SEGMENTS).map(vec_or_empty)
+    }
+    pub fn constant_segment(&self) -> Result<Option<SubsegmentOffsets<'a>>> {
+        Ok(self
+            .0
+            .table(slot::program::CONSTANT_SEGMENT)?
+            .map(SubsegmentOffsets))
+    }
+    pub fn mutable_data_segments(&self) -> Result<Vector<'a, SubsegmentOffsets<'a>>> {
+        self.0
+            .vector(slot::program::MUTABLE_DATA_SEGMENTS)
+            .map(vec_or_empty)
+    }
+    pub fn named_data(&self) -> Result<Vector<'a, NamedData<'a>>> {
+        self.0.vector(slot::program::NAMED_DATA).map(vec_or_empty)
+    }
+}
+
+table_view!(
+    /// One method: its values, instructions, operators and memory plan.
+    ExecutionPlan
+);
+impl<'a> ExecutionPlan<'a> {
+    pub fn name(&self) -> Result<&'a str> {
+        let s = self.0.string(slot::execution_plan::NAME)?;
+        let s = required(s, "ExecutionPlan.name missing", &self.0)?;
+        utf8(s, "ExecutionPlan.name is not UTF-8", &self.0)
+    }
+    pub fn container_meta_type(&self) -> Result<Option<ContainerMetadata<'a>>> {
+        Ok(self
+            .0
+            .table(slot::execution_plan::CONTAINER_META_TYPE)?
+            .map(ContainerMetadata))
+    }
+    pub fn values(&self) -> Result<Vector<'a, EValue<'a>>> {
+        let v = self.0.vector(slot::execution_plan::VALUES)?;
+        required(v, "ExecutionPlan.values missing", &self.0)
+    }
+    pub fn inputs(&self) -> Result<Vector<'a, i32>> {
+        let v = self.0.vector(slot::execution_plan::INPUTS)?;
+        required(v, "ExecutionPlan.inputs missing", &self.0)
+    }
+    pub fn outputs(&self) -> Result<Vector<'a, i32>> {
+        let v = self.0.vector(slot::execution_plan::OUTPUTS)?;
+        required(v, "ExecutionPlan.outputs missing", &self.0)
+    }
+    pub fn chains(&self) -> Result<Vector<'a, Chain<'a>>> {
+        let v = self.0.vector(slot::execution_plan::CHAINS)?;
+        required(v, "ExecutionPlan.chains missing", &self.0)
+    }
+    pub fn operators(&self) -> Result<Vector<'a, Operator<'a>>> {
+        self.0
+            .vector(slot::execution_plan::OPERATORS)
+            .map(vec_or_empty)
+    }
+    pub fn delegates(&self) -> Result<Vector<'a, BackendDelegate<'a>>> {
+        self.0
+            .vector(slot::execution_plan::DELEGATES)
+            .map(vec_or_empty)
+    }
+    /// Planned buffer sizes per memory id; entry 0 is reserved.
+    pub fn non_const_buffer_sizes(&self) -> Result<Vector<'a, i64>> {
+        let v = self
+            .0
+            .vector(slot::execution_plan::NON_CONST_BUFFER_SIZES)?;
+        required(v, "ExecutionPlan.non_const_buffer_sizes missing", &self.0)
+    }
+    pub fn non_const_buffer_device(&self) -> Result<Vector<'a, NonConstBufferDevice<'a>>> {
+        self.0
+            .vector(slot::execution_plan::NON_CONST_BUFFER_DEVICE)
+            .map(vec_or_empty)
+    }
+}
+
+table_view!(
+    /// Pytree specs of the method's inputs and outputs (JSON text).
+    ContainerMetadata
+);
+impl<'a> ContainerMetadata<'a> {
+    pub fn encoded_inp_str(&self) -> Result<Option<&'a [u8]>> {
+        self.0.string(slot::container_metadata::ENCODED_INP_STR)
+    }
+    pub fn encoded_out_str(&self) -> Result<Option<&'a [u8]>> {
+        self.0.string(slot::container_metadata::ENCODED_OUT_STR)
+    }
+}
+
+table_view!(
+    /// A tagged value (`KernelTypes` union).
+    EValue
+);
+
+/// The payload of an [`EValue`], decoded by its union tag.
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    Null,
+    Int(i64),
+    Bool(bool),
+    Double(f64),
+    Tensor(Tensor<'a>),
+    String(&'a [u8]),
+    /// Items are indices into the method's value table (each an `Int`).
+    IntList(Vector<'a, i64>),
+    DoubleList(Vector<'a, f64>),
+    BoolList(Vector<'a, bool>),
+    /// Items are value indices of tensors.
+    TensorList(Vector<'a, i32>),
+    /// Items are value indices of tensors, `-1` for None.
+    OptionalTensorList(Vector<'a, i32>),
+}
+
+impl<'a> EValue<'a> {
+    /// The union tag, checked.
+    pub fn kind(&self) -> Result<ValueKind> {
+        let tag: u8 = self.0.scalar(slot::evalue::VAL_TYPE, 0)?;
+        ValueKind::from_tag(tag).ok_or(Error::invalid(
+            "EValue has an unknown type tag",
+            self.position(),
+        ))
+    }
+
+    /// The decoded payload.
+    pub fn value(&self) -> Result<Value<'a>> {
+        let kind = self.kind()?;
+        if kind == ValueKind::Null {
+            return Ok(Value::Null);
+        }
+        let t = self.0.table(slot::evalue::VAL)?;
+        let t = required(t, "EValue.val missing", &self.0)?;
+        let single = slot::single::VALUE;
+        Ok(match kind {
+            ValueKind::Null => Value::Null,
+            ValueKind::Int => Value::Int(t.scalar(single, 0)?),
+            ValueKind::Bool => Value::Bool(t.scalar(single, false)?),
+            ValueKind::Double => Value::Double(t.scalar(single, 0.0)?),
+            ValueKind::Tensor => Value::Tensor(Tensor(t)),
+            ValueKind::String => Value::String(t.string(single)?.unwrap_or(&[])),
+            ValueKind::IntList => Value::IntList(vec_or_empty(t.vector(single)?)),
+            ValueKind::DoubleList => Value::DoubleList(vec_or_empty(t.vector(single)?)),
+            ValueKind::BoolList => Value::BoolList(vec_or_empty(t.vector(single)?)),
+            ValueKind::TensorList => Value::TensorList(vec_or_empty(t.vector(single)?)),
+            ValueKind::OptionalTensorList => {
+                Value::OptionalTensorList(vec_or_empty(t.vector(single)?))
+            }
+        })
+    }
+}
+
+table_view!(
+    /// Tensor metadata: dtype, shape, dim order and where the data is.
+    Tensor
+);
+impl<'a> Tensor<'a> {
+    pub fn scalar_type(&self) -> Result<ScalarType> {
+        self.0
+            .scalar(slot::tensor::SCALAR_TYPE, 0i8)
+            .map(ScalarType)
+    }
+    pub fn storage_offset(&self) -> Result<i32> {
+        self.0.scalar(slot::tensor::STORAGE_OFFSET, 0)
+    }
+    pub fn sizes(&self) -> Result<Vector<'a, i32>> {
+        let v = self.0.vector(slot::tensor::SIZES)?;
+        required(v, "Tensor.sizes missing", &self.0)
+    }
+    pub fn dim_order(&self) -> Result<Vector<'a, u8>> {
+        let v = self.0.vector(slot::tensor::DIM_ORDER)?;
+        required(v, "Tensor.dim_order missing", &self.0)
+    }
+    pub fn requires_grad(&self) -> Result<bool> {
+        self.0.scalar(slot::tensor::REQUIRES_GRAD, false)
+    }
+    /// Index into the constant segment's offsets (0 = not a constant).
+    pub fn data_buffer_idx(&self) -> Result<u32> {
+        self.0.scalar(slot::tensor::DATA_BUFFER_IDX, 0)
+    }
+    pub fn allocation_info(&self) -> Result<Option<AllocationDetails<'a>>> {
+        Ok(self
+            .0
+            .table(slot::tensor::ALLOCATION_INFO)?
+            .map(AllocationDetails))
+    }
+    pub fn layout(&self) -> Result<i8> {
+        self.0.scalar(slot::tensor::LAYOUT, 0)
+    }
+    pub fn shape_dynamism(&self) -> Result<ShapeDynamism> {
+        let raw: i8 = self.0.scalar(slot::tensor::SHAPE_DYNAMISM, 0)?;
+        ShapeDynamism::from_raw(raw).ok_or(Error::invalid(
+            "Tensor.shape_dynamism out of range",
+            self.position(),
+        ))
+    }
+    pub fn extra_tensor_info(&self) -> Result<Option<ExtraTensorInfo<'a>>> {
+        Ok(self
+            .0
+            .table(slot::tensor::EXTRA_TENSOR_INFO)?
+            .map(ExtraTensorInfo))
+    }
+}
+
+table_view!(
+    /// Placement of a memory-planned tensor.
+    AllocationDetails
+);
+impl<'a> AllocationDetails<'a> {
+    /// 1-based memory id (buffer index = id - 1).
+    pub fn memory_id(&self) -> Result<u32> {
+        self.0.scalar(slot::allocation_details::MEMORY_ID, 0)
+    }
+    /// The 64-bit offset recombined from its low and high halves.
+    pub fn memory_offset(&self) -> Result<u64> {
+        let low: u32 = self
+            .0
+            .scalar(slot::allocation_details::MEMORY_OFFSET_LOW, 0)?;
+        let high: u32 = self
+            .0
+            .scalar(slot::allocation_details::MEMORY_OFFSET_HIGH, 0)?;
+        Ok(((high as u64) << 32) | low as u64)
+    }
+}
+
+table_view!(
+    /// Extra tensor facts: external data, mutable segments.
+    ExtraTensorInfo
+);
+impl<'a> ExtraTensorInfo<'a> {
+    pub fn mutable_data_segments_idx(&self) -> Result<u64> {
+        self.0
+            .scalar(slot::extra_tensor_info::MUTABLE_DATA_SEGMENTS_IDX, 0)
+    }
+    pub fn fully_qualified_name(&self) -> Result<Option<&'a [u8]>> {
+        self.0.string(slot::extra_tensor_info::FULLY_QUALIFIED_NAME)
+    }
+    pub fn location(&self) -> Result<TensorDataLocation> {
+        let raw: i8 = self.0.scalar(slot::extra_tensor_info::LOCATION, 0)?;
+        match raw {
+            0 => Ok(TensorDataLocation::Segment),
+            1 => Ok(TensorDataLocation::External),
+            _ => Err(Error::invalid(
+                "ExtraTensorInfo.location out of range",
+                self.position(),
+            )),
+        }
+    }
+    pub fn device_type(&self) -> Result<i8> {
+        self.0.scalar(slot::extra_tensor_info::DEVICE_TYPE, 0)
+    }
+    pub fn device_index(&self) -> Result<i8> {
+        self.0.scalar(slot::extra_tensor_info::DEVICE_INDEX, 0)
+    }
+}
+
+table_view!(
+    /// An operator name (`aten::add`) and overload (`out`, may be empty).
+    Operator
+);
+impl<'a> Operator<'a> {
+    pub fn name(&self) -> Result<&'a str> {
+        let s = self.0.string(slot::operator::NAME)?;
+        let s = required(s, "Operator.name missing", &self.0)?;
+        utf8(s, "Operator.name is not UTF-8", &self.0)
+    }
+    pub fn overload(&self) -> Result<&'a str> {
+        let s = self.0.string(slot::operator::OVERLOAD)?.unwrap_or(&[]);
+        utf8(s, "Operator.overload is not UTF-8", &self.0)
+    }
+}
+
+table_view!(
+    /// A list of instructions run in order.
+    Chain
+);
+impl<'a> Chain<'a> {
+    pub fn inputs(&self) -> Result<Vector<'a, i32>> {
+        self.0.vector(slot::chain::INPUTS).map(vec_or_empty)
+    }
+    pub fn outputs(&self) -> Result<Vector<'a, i32>> {
+        self.0.vector(slot::chain::OUTPUTS).map(vec_or_empty)
+    }
+    pub fn instructions(&self) -> Result<Vector<'a, Instruction<'a>>> {
+        let v = self.0.vector(slot::chain::INSTRUCTIONS)?;
+        required(v, "Chain.instructions missing", &self.0)
+    }
+    pub fn stacktrace(&self) -> Result<Vector<'a, FrameList<'a>>> {
+        self.0.vector(slot::chain::STACKTRACE).map(vec_or_empty)
+    }
+}
+
+table_view!(
+    /// One instruction (`InstructionArguments` union).
+    Instruction
+);
+
+/// The decoded arguments of an [`Instruction`].
+#[derive(Clone, Copy, Debug)]
+pub enum InstructionArgs<'a> {
+    KernelCall {
+        op_index: i32,
+        args: Vector<'a, i32>,
+    },
+    DelegateCall {
+        delegate_index: i32,
+        args: Vector<'a, i32>,
+    },
+    MoveCall {
+        move_from: i32,
+        move_to: i32,
+    },
+    JumpFalseCall {
+        cond_value_index: i32,
+        destination_instruction: i32,
+    },
+    FreeCall {
+        value_index: i32,
+    },
+}
+
+impl<'a> Instruction<'a> {
+    pub fn kind(&self) -> Result<InstructionKind> {
+        let tag: u8 = self.0.scalar(slot::instruction::INSTR_ARGS_TYPE, 0)?;
+        InstructionKind::from_tag(tag).ok_or(Error::invalid(
+            "Instruction has an unknown argument type",
+            self.position(),
+        ))
+    }
+
+    pub fn args(&self) -> Result<InstructionArgs<'a>> {
+        let kind = self.kind()?;
+        let t = self.0.table(slot::instruction::INSTR_ARGS)?;
+        let t = required(t, "Instruction.instr_args missing", &self.0)?;
+        Ok(match kind {
+            InstructionKind::KernelCall => InstructionArgs::KernelCall {
+                op_index: t.scalar(slot::kernel_call::OP_INDEX, 0)?,
+                args: required(
+                    t.vector(slot::kernel_call::ARGS)?,
+                    "KernelCall.args missing",
+                    &t,
+                )?,
+            },
+            InstructionKind::DelegateCall => InstructionArgs::DelegateCall {
+                delegate_index: t.scalar(slot::delegate_call::DELEGATE_INDEX, 0)?,
+                args: required(
+                    t.vector(slot::delegate_call::ARGS)?,
+                    "DelegateCall.args missing",
+                    &t,
+                )?,
+            },
+            InstructionKind::MoveCall => InstructionArgs::MoveCall {
+                move_from: t.scalar(slot::move_call::MOVE_FROM, 0)?,
+                move_to: t.scalar(slot::move_call::MOVE_TO, 0)?,
+            },
+            InstructionKind::JumpFalseCall => InstructionArgs::JumpFalseCall {
+                cond_value_index: t.scalar(slot::jump_false_call::COND_VALUE_INDEX, 0)?,
+                destination_instruction: t
+                    .scalar(slot::jump_false_call::DESTINATION_INSTRUCTION, 0)?,
+            },
+            InstructionKind::FreeCall => InstructionArgs::FreeCall {
+                value_index: t.scalar(slot::free_call::VALUE_INDEX, 0)?,
+            },
+        })
+    }
+}
+
+table_view!(
+    /// A stack frame of the debug stacktrace.
+    Frame
+);
+impl<'a> Frame<'a> {
+    pub fn filename(&self) -> Result<Option<&'a [u8]>> {
+        self.0.string(slot::frame::FILENAME)
+    }
+    pub fn lineno(&self) -> Result<i32> {
+        self.0.scalar(slot::frame::LINENO, 0)
+    }
+    pub fn name(&self) -> Result<Option<&'a [u8]>> {
+        self.0.string(slot::frame::NAME)
+    }
+    pub fn context(&self) -> Result<Option<&'a [u8]>> {
+        self.0.string(slot::frame::CONTEXT)
+    }
+}
+
+table_view!(
+    /// The frames of one instruction.
+    FrameList
+);
+impl<'a> FrameList<'a> {
+    pub fn items(&self) -> Result<Vector<'a, Frame<'a>>> {
+        self.0.vector(slot::single::VALUE).map(vec_or_empty)
+    }
+}
+
+table_view!(
+    /// A delegate: backend id, processed blob reference, compile specs.
+    BackendDelegate
+);
+impl<'a> BackendDelegate<'a> {
+    pub fn id(&self) -> Result<&'a str> {
+        let s = self.0.string(slot::backend_delegate::ID)?;
+        let s = required(s, "BackendDelegate.id missing", &self.0)?;
+        utf8(s, "BackendDelegate.id is not UTF-8", &self.0)
+    }
+    pub fn processed(&self) -> Result<BackendDelegateDataReference<'a>> {
+        let t = self.0.table(slot::backend_delegate::PROCESSED)?;
+        required(t, "BackendDelegate.processed missing", &self.0).map(BackendDelegateDataReference)
+    }
+    pub fn compile_specs(&self) -> Result<Vector<'a, CompileSpec<'a>>> {
+        self.0
+            .vector(slot::backend_delegate::COMPILE_SPECS)
+            .map(vec_or_empty)
+    }
+}
+
+table_view!(
+    /// Where a delegate's processed blob is.
+    BackendDelegateDataReference
+);
+impl<'a> BackendDelegateDataReference<'a> {
+    pub fn location(&self) -> Result<DataLocation> {
+        let raw: i8 = self
+            .0
+            .scalar(slot::backend_delegate_data_reference::LOCATION, 0)?;
+        match raw {
+            0 => Ok(DataLocation::Inline),
+            1 => Ok(DataLocation::Segment),
+            _ => Err(Error::invalid(
+                "BackendDelegateDataReference.location out of range",
+                self.position(),
+            )),
+        }
+    }
+    pub fn index(&self) -> Result<u32> {
+        self.0
+            .scalar(slot::backend_delegate_data_reference::INDEX, 0)
+    }
+}
+
+table_view!(
+    /// A backend compile option: key and opaque bytes.
+    CompileSpec
+);
+impl<'a> CompileSpec<'a> {
+    pub fn key(&self) -> Result<&'a [u8]> {
+        Ok(self.0.string(slot::compile_spec::KEY)?.unwrap_or(&[]))
+    }
+    pub fn value(&self) -> Result<&'a [u8]> {
+        Ok(vec_or_empty(self.0.vector::<u8>(slot::compile_spec::VALUE)?).bytes())
+    }
+}
+
+table_view!(
+    /// The device of a planned buffer.
+    NonConstBufferDevice
+);
+impl<'a> NonConstBufferDevice<'a> {
+    pub fn buffer_idx(&self) -> Result<i32> {
+        self.0.scalar(slot::non_const_buffer_device::BUFFER_IDX, 0)
+    }
+    pub fn device_type(&self) -> Result<i8> {
+        self.0.scalar(slot::non_const_buffer_device::DEVICE_TYPE, 0)
+    }
+    pub fn device_index(&self) -> Result<i8> {
+        self.0
+            .scalar(slot::non_const_buffer_device::DEVICE_INDEX, 0)
+    }
+}
+
+table_view!(
+    /// A deprecated inline constant buffer.
+    Buffer
+);
+impl<'a> Buffer<'a> {
+    pub fn storage(&self) -> Result<&'a [u8]> {
+        Ok(vec_or_empty(self.0.vector::<u8>(slot::single::VALUE)?).bytes())
+    }
+}
+
+table_view!(
+    /// An inline delegate blob.
+    BackendDelegateInlineData
+);
+impl<'a> BackendDelegateInlineData<'a> {
+    pub fn data(&self) -> Result<&'a [u8]> {
+        Ok(vec_or_empty(self.0.vector::<u8>(slot::single::VALUE)?).bytes())
+    }
+}
+
+table_view!(
+    /// A segment: offset relative to `segment_base_offset`, and size.
+    DataSegment
+);
+impl<'a> DataSegment<'a> {
+    pub fn offset(&self) -> Result<u64> {
+        self.0.scalar(slot::data_segment::OFFSET, 0)
+    }
+    pub fn size(&self) -> Result<u64> {
+        self.0.scalar(slot::data_segment::SIZE, 0)
+    }
+}
+
+table_view!(
+    /// Offsets of sub-buffers inside one segment (entry 0 is a placeholder).
+    SubsegmentOffsets
+);
+impl<'a> SubsegmentOffsets<'a> {
+    pub fn segment_index(&self) -> Result<u32> {
+        self.0.scalar(slot::subsegment_offsets::SEGMENT_INDEX, 0)
+    }
+    pub fn offsets(&self) -> Result<Vector<'a, u64>> {
+        self.0
+            .vector(slot::subsegment_offsets::OFFSETS)
+            .map(vec_or_empty)
+    }
+}
+
+table_view!(
+    /// A named blob in a segment (for backends and external data).
+    NamedData
+);
+impl<'a> NamedData<'a> {
+    pub fn key(&self) -> Result<&'a [u8]> {
+        let s = self.0.string(slot::named_data::KEY)?;
+        required(s, "NamedData.key missing", &self.0)
+    }
+    pub fn segment_index(&self) -> Result<u32> {
+        self.0.scalar(slot::named_data::SEGMENT_INDEX, 0)
+    }
+}
+
+/// Strings in vectors (not used by program.fbs today, kept for completeness).
+pub type StrVector<'a> = Vector<'a, Str<'a>>;
