@@ -111,7 +111,7 @@ impl<'a> Table<'a> {
         let vtable = vtable as usize;
         let vtable_len = read_u16(buf, vtable)? as usize;
         let object_len = read_u16(buf, vtable + 2)? as usize;
-        if vtable_len < 4 || vtable_len % 2 != 0 || vtable + vtable_len > buf.len() {
+        if vtable_len < 4 || !vtable_len.is_multiple_of(2) || vtable + vtable_len > buf.len() {
             return Err(Error::invalid("malformed vtable", vtable));
         }
         if object_len < 4 || pos + object_len > buf.len() {
