@@ -1,0 +1,331 @@
+//! `KernelContext`: a kernel's view of its arguments.
+//!
+//! Arguments are positions in the instruction's argument list (the operator's
+//! schema arguments in order, `out` included, then the return value). Scalars
+//! and lists are read from the program in place; tensors resolve to constants
+//! (zero copy, in flash) or to bytes of the planned buffers, split so that
+//! writable tensors never alias readable ones (see `memory`).
+
+use etch_pte::schema::EValue;
+use etch_pte::{PteFile, Value, ValueKind, Vector};
+
+use crate::memory::{Pieces, MAX_OUTPUTS};
+use crate::state::{OverridesMut, UNSET};
+use crate::tensor::{Shape, TensorView, TensorViewMut};
+use crate::{Error, ErrorCode, Result, ScalarType};
+
+/// The planned buffers, seen through a trait object so the context needs no
+/// extra lifetime parameter for the caller's buffer slices.
+pub(crate) trait Arenas {
+    fn pieces(&mut self) -> Pieces<'_>;
+}
+
+impl Arenas for &mut [&mut [u8]] {
+    fn pieces(&mut self) -> Pieces<'_> {
+        Pieces::new(self)
+    }
+}
+
+/// Where a tensor's bytes are.
+#[derive(Clone, Copy)]
+enum Loc<'a> {
+    Constant(&'a [u8]),
+    Planned { memory: usize, offset: usize },
+}
+
+#[derive(Clone, Copy)]
+struct Resolved<'a> {
+    dtype: ScalarType,
+    shape: Shape,
+    nbytes: usize,
+    loc: Loc<'a>,
+}
+
+/// Up to 16 integers of an `int[]` argument, read once.
+#[derive(Clone, Copy, Debug)]
+pub struct IntList {
+    items: [i64; etch_pte::tensor::MAX_RANK],
+    len: usize,
+}
+
+impl IntList {
+    pub fn as_slice(&self) -> &[i64] {
+        self.items.get(..self.len).unwrap_or(&[])
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Item `k`, or `default` if the list is shorter (PyTorch's `int[2]`
+    /// arguments may be given as one value).
+    pub fn get_or(&self, k: usize, default: i64) -> i64 {
+        self.as_slice().get(k).copied().unwrap_or(default)
+    }
+}
+
+/// A kernel's (or delegate's) view of one instruction's arguments.
+pub struct KernelContext<'c, 'a> {
+    pub(crate) file: &'c PteFile<'a>,
+    pub(crate) values: Vector<'a, EValue<'a>>,
+    pub(crate) args: Vector<'a, i32>,
+    pub(crate) memory: &'c mut dyn Arenas,
+    pub(crate) overrides: OverridesMut<'c>,
+}
+
+pub(crate) fn bad_arg(what: &'static str, i: usize) -> Error {
+    Error::new(ErrorCode::InvalidArgument, what, i as u32)
+}
+
+impl<'c, 'a> KernelContext<'c, 'a> {
+    /// Number of arguments.
+    pub fn num_args(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Value-table index of argument `i`.
+    pub fn value_index(&self, i: usize) -> Result<usize> {
+        let v = self.args.get(i)?;
+        usize::try_from(v).map_err(|_| bad_arg("negative value index", i))
+    }
+
+    /// Argument `i`'s kind.
+    pub fn kind(&self, i: usize) -> Result<ValueKind> {
+        self.values.get(self.value_index(i)?)?.kind()
+    }
+
+    /// Argument `i`'s value, with run-time written scalars applied.
+    fn value(&self, i: usize) -> Result<Value<'a>> {
+        self.value_at(self.value_index(i)?)
+    }
+
+    fn value_at(&self, v: usize) -> Result<Value<'a>> {
+        let value = self.values.get(v)?.value()?;
+        Ok(match (value, self.overrides.as_ref().get(v)) {
+            (Value::Int(_), Some(p)) => Value::Int(p as i64),
+            (Value::Double(_), Some(p)) => Value::Double(f64::from_bits(p)),
+            (Value::Bool(_), Some(p)) => Value::Bool(p != 0),
+            (value, _) => value,
+        })
+    }
+
+    pub fn is_null(&self, i: usize) -> Result<bool> {
+        Ok(self.kind(i)? == ValueKind::Null)
+    }
+
+    pub fn int(&self, i: usize) -> Result<i64> {
+        match self.value(i)? {
+            Value::Int(v) => Ok(v),
+            _ => Err(bad_arg("argument is not an Int", i)),
+        }
+    }
+
+    /// An `int?` argument.
+    pub fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        match self.value(i)? {
+            Value::Int(v) => Ok(Some(v)),
+            Value::Null => Ok(None),
+            _ => Err(bad_arg("argument is not an Int or None", i)),
+        }
+    }
+
+    pub fn double(&self, i: usize) -> Result<f64> {
+        match self.value(i)? {
+            Value::Double(v) => Ok(v),
+            _ => Err(bad_arg("argument is not a Double", i)),
+        }
+    }
+
+    /// A `Scalar` argument (Int, Double or Bool) as f64.
+    pub fn scalar_f64(&self, i: usize) -> Result<f64> {
+        match self.value(i)? {
+            Value::Double(v) => Ok(v),
+            Value::Int(v) => Ok(v as f64),
+            Value::Bool(v) => Ok(v as u8 as f64),
+            _ => Err(bad_arg("argument is not a Scalar", i)),
+        }
+    }
+
+    pub fn bool(&self, i: usize) -> Result<bool> {
+        match self.value(i)? {
+            Value::Bool(v) => Ok(v),
+            _ => Err(bad_arg("argument is not a Bool", i)),
+        }
+    }
+
+    /// Length of an `int[]` argument.
+    pub fn int_list_len(&self, i: usize) -> Result<usize> {
+        match self.value(i)? {
+            Value::IntList(items) => Ok(items.len()),
+            _ => Err(bad_arg("argument is not an IntList", i)),
+        }
+    }
+
+    /// Item `k` of an `int[]` argument (items are value indices of Ints).
+    pub fn int_list_item(&self, i: usize, k: usize) -> Result<i64> {
+        let Value::IntList(items) = self.value(i)? else {
+            return Err(bad_arg("argument is not an IntList", i));
+        };
+        let v = usize::try_from(items.get(k)?).map_err(|_| bad_arg("bad IntList item", i))?;
+        match self.value_at(v)? {
+            Value::Int(x) => Ok(x),
+            _ => Err(bad_arg("IntList item is not an Int", i)),
+        }
+    }
+
+    /// An `int[]` argument of at most 16 items.
+    pub fn int_list(&self, i: usize) -> Result<IntList> {
+        let len = self.int_list_len(i)?;
+        let mut list = IntList {
+            items: [0; etch_pte::tensor::MAX_RANK],
+            len,
+        };
+        if len > list.items.len() {
+            return Err(bad_arg("IntList longer than 16", i));
+        }
+        for (k, slot) in list.items.iter_mut().take(len).enumerate() {
+            *slot = self.int_list_item(i, k)?;
+        }
+        Ok(list)
+    }
+
+    /// A `ScalarType` argument.
+    pub fn scalar_type(&self, i: usize) -> Result<ScalarType> {
+        let code = self.int(i)?;
+        i8::try_from(code)
+            .map(ScalarType)
+            .map_err(|_| bad_arg("ScalarType out of range", i))
+    }
+
+    /// Writes an Int result (for prim ops such as `aten::sym_size.int`).
+    pub fn set_int(&mut self, i: usize, value: i64) -> Result<()> {
+        let v = self.value_index(i)?;
+        self.overrides.set(v, value as u64)
+    }
+
+    /// Writes a Double result.
+    pub fn set_double(&mut self, i: usize, value: f64) -> Result<()> {
+        let v = self.value_index(i)?;
+        self.overrides.set(v, value.to_bits())
+    }
+
+    /// Makes tensor argument `out` share argument `src`'s data (views).
+    pub fn alias(&mut self, out: usize, src: usize) -> Result<()> {
+        let (o, s) = (self.value_index(out)?, self.value_index(src)?);
+        // Resolve chains of aliases to the source that owns the bytes.
+        let s = match self.overrides.as_ref().get(s) {
+            Some(p) if p != UNSET => p as usize,
+            _ => s,
+        };
+        self.overrides.set(o, s as u64)
+    }
+
+    /// Dtype and shape of tensor argument `i`.
+    pub fn tensor_info(&self, i: usize) -> Result<(ScalarType, Shape)> {
+        let r = self.resolve(i)?;
+        Ok((r.dtype, r.shape))
+    }
+
+    fn resolve(&self, i: usize) -> Result<Resolved<'a>> {
+        let v = self.value_index(i)?;
+        let Value::Tensor(t) = self.values.get(v)?.value()? else {
+            return Err(bad_arg("argument is not a Tensor", i));
+        };
+        let dtype = t.scalar_type()?;
+        let shape = Shape::from_serialized(&t)?;
+        let nbytes = etch_pte::tensor::nbytes(&t)?;
+        // A view's bytes are its source's.
+        let source = match self.overrides.as_ref().get(v) {
+            Some(UNSET) => return Err(bad_arg("view read before it was set", i)),
+            Some(p) => match self.values.get(p as usize)?.value()? {
+                Value::Tensor(src) => src,
+                _ => return Err(bad_arg("view source is not a Tensor", i)),
+            },
+            None => t,
+        };
+        let loc = match source.allocation_info()? {
+            Some(a) => Loc::Planned {
+                memory: (a.memory_id()? as usize)
+                    .checked_sub(1)
+                    .ok_or(bad_arg("memory id 0", i))?,
+                offset: usize::try_from(a.memory_offset()?)
+                    .map_err(|_| bad_arg("planned offset too large", i))?,
+            },
+            None => match source.data_buffer_idx()? {
+                0 => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        "tensor has no data",
+                        v as u32,
+                    ))
+                }
+                idx => Loc::Constant(self.file.constant_data(idx, nbytes)?),
+            },
+        };
+        Ok(Resolved {
+            dtype,
+            shape,
+            nbytes,
+            loc,
+        })
+    }
+
+    /// Tensor arguments: `inputs` read-only (`None` where the argument is
+    /// Null, e.g. an absent bias), `outputs` writable. Fails if an output is
+    /// a constant or overlaps another tensor of the call.
+    pub fn io<const N: usize, const M: usize>(
+        &mut self,
+        inputs: [usize; N],
+        outputs: [usize; M],
+    ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
+        if M > MAX_OUTPUTS {
+            return Err(bad_arg("too many outputs", M));
+        }
+        let mut ins: [Option<Resolved<'a>>; N] = [None; N];
+        for (slot, &i) in ins.iter_mut().zip(inputs.iter()) {
+            if !self.is_null(i)? {
+                *slot = Some(self.resolve(i)?);
+            }
+        }
+        let mut outs: [Option<Resolved<'a>>; M] = [None; M];
+        for (slot, &i) in outs.iter_mut().zip(outputs.iter()) {
+            *slot = Some(self.resolve(i)?);
+        }
+
+        let mut pieces = self.memory.pieces();
+        let mut out_views: [TensorViewMut<'_>; M] =
+            core::array::from_fn(|_| TensorViewMut::empty());
+        for ((view, r), &i) in out_views.iter_mut().zip(outs.iter()).zip(outputs.iter()) {
+            let Some(r) = r else { continue };
+            let Loc::Planned { memory, offset } = r.loc else {
+                return Err(bad_arg("output is a constant", i));
+            };
+            *view = TensorViewMut {
+                dtype: r.dtype,
+                shape: r.shape,
+                data: pieces.take(memory, offset, r.nbytes)?,
+            };
+        }
+        let frozen = pieces.freeze();
+        let mut in_views: [Option<TensorView<'_>>; N] = [None; N];
+        for (view, r) in in_views.iter_mut().zip(ins.iter()) {
+            let Some(r) = r else { continue };
+            let data = match r.loc {
+                Loc::Constant(d) => d,
+                Loc::Planned { memory, offset } => frozen.get(memory, offset, r.nbytes)?,
+            };
+            *view = Some(TensorView {
+                dtype: r.dtype,
+                shape: r.shape,
+                data,
+            });
+        }
+        Ok((in_views, out_views))
+    }
+}
+
+/// Unwraps a required tensor input from [`KernelContext::io`].
+pub fn required<'d>(t: Option<TensorView<'d>>, arg: usize) -> Result<TensorView<'d>> {
+    t.ok_or(bad_arg("required tensor argument is None", arg))
+}

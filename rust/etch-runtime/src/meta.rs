@@ -1,0 +1,153 @@
+//! `MethodMeta`: what a method needs, known before loading it.
+
+use etch_pte::schema::{ExecutionPlan, Tensor};
+use etch_pte::{InstructionArgs, PteFile, Value};
+
+use crate::registry::{self, Kernel};
+use crate::state::Layout;
+use crate::tensor::Shape;
+use crate::{Error, ErrorCode, Result, ScalarType};
+
+/// Facts about one input or output tensor.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorInfo {
+    pub dtype: ScalarType,
+    pub shape: Shape,
+    pub nbytes: usize,
+    /// Whether the exporter planned its memory (the usual case): `set_input`
+    /// then copies into the planned buffer.
+    pub is_memory_planned: bool,
+}
+
+impl TensorInfo {
+    pub(crate) fn of(t: &Tensor<'_>) -> Result<Self> {
+        Ok(TensorInfo {
+            dtype: t.scalar_type()?,
+            shape: Shape::from_serialized(t)?,
+            nbytes: etch_pte::tensor::nbytes(t)?,
+            is_memory_planned: t.allocation_info()?.is_some() || t.data_buffer_idx()? != 0,
+        })
+    }
+}
+
+/// What method `name` needs: inputs, outputs, planned buffer sizes and the
+/// exact number of state bytes `Method::load` will take.
+#[derive(Clone, Copy, Debug)]
+pub struct MethodMeta<'a> {
+    pub(crate) file: PteFile<'a>,
+    pub(crate) plan: ExecutionPlan<'a>,
+}
+
+fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
+    match plan.values()?.get(index as usize)?.value()? {
+        Value::Tensor(t) => Ok(t),
+        _ => Err(Error::new(
+            ErrorCode::InvalidType,
+            "input/output is not a tensor",
+            index as u32,
+        )),
+    }
+}
+
+impl<'a> MethodMeta<'a> {
+    pub(crate) fn new(file: PteFile<'a>, plan: ExecutionPlan<'a>) -> Result<Self> {
+        // Same presence checks as ExecuTorch's `method_meta`.
+        plan.name()?;
+        plan.inputs()?;
+        plan.outputs()?;
+        plan.non_const_buffer_sizes()?;
+        Ok(MethodMeta { file, plan })
+    }
+
+    pub fn name(&self) -> Result<&'a str> {
+        self.plan.name()
+    }
+
+    pub fn num_inputs(&self) -> Result<usize> {
+        Ok(self.plan.inputs()?.len())
+    }
+
+    pub fn num_outputs(&self) -> Result<usize> {
+        Ok(self.plan.outputs()?.len())
+    }
+
+    pub fn input_tensor_meta(&self, i: usize) -> Result<TensorInfo> {
+        TensorInfo::of(&io_tensor(&self.plan, self.plan.inputs()?.get(i)?)?)
+    }
+
+    pub fn output_tensor_meta(&self, i: usize) -> Result<TensorInfo> {
+        TensorInfo::of(&io_tensor(&self.plan, self.plan.outputs()?.get(i)?)?)
+    }
+
+    /// Number of planned buffers (memory ids 1..=n).
+    pub fn num_memory_planned_buffers(&self) -> Result<usize> {
+        Ok(self.plan.non_const_buffer_sizes()?.len().saturating_sub(1))
+    }
+
+    /// Size of planned buffer `i` (memory id `i + 1`).
+    pub fn memory_planned_buffer_size(&self, i: usize) -> Result<usize> {
+        let size = self.plan.non_const_buffer_sizes()?.get(i + 1)?;
+        usize::try_from(size).map_err(|_| {
+            Error::new(
+                ErrorCode::InvalidProgram,
+                "planned buffer size invalid",
+                i as u32,
+            )
+        })
+    }
+
+    /// Exact bytes of the `state` buffer `Method::load` takes.
+    pub fn method_state_bytes(&self) -> Result<usize> {
+        Ok(Layout::of(&self.plan)?.bytes())
+    }
+
+    /// Number of instructions over all chains.
+    pub fn num_instructions(&self) -> Result<usize> {
+        Ok(Layout::of(&self.plan)?.instructions)
+    }
+
+    /// The execution plan, for tools that want the raw view.
+    pub fn plan(&self) -> ExecutionPlan<'a> {
+        self.plan
+    }
+
+    /// The program file the method belongs to.
+    pub fn file(&self) -> PteFile<'a> {
+        self.file
+    }
+
+    /// Calls `f(name, overload)` for each operator the method calls that
+    /// `kernels` lacks: what `Method::load` would report as `OperatorMissing`.
+    /// Returns how many are missing.
+    pub fn for_each_missing_operator<F: FnMut(&'a str, &'a str)>(
+        &self,
+        kernels: &[Kernel],
+        mut f: F,
+    ) -> Result<usize> {
+        let operators = self.plan.operators()?;
+        let mut missing = 0;
+        for (i, op) in operators.iter().enumerate() {
+            let op = op?;
+            let (name, overload) = (op.name()?, op.overload()?);
+            if registry::find(kernels, name, overload).is_some() || !self.operator_used(i)? {
+                continue;
+            }
+            missing += 1;
+            f(name, overload);
+        }
+        Ok(missing)
+    }
+
+    fn operator_used(&self, op: usize) -> Result<bool> {
+        for chain in self.plan.chains()?.iter() {
+            for instr in chain?.instructions()?.iter() {
+                if let InstructionArgs::KernelCall { op_index, .. } = instr?.args()? {
+                    if op_index as usize == op {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+}

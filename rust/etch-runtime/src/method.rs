@@ -1,0 +1,630 @@
+//! `Method`: a loaded, runnable method.
+
+use etch_pte::schema::{EValue, ExecutionPlan};
+use etch_pte::types::TensorDataLocation;
+use etch_pte::{InstructionArgs, PteFile, ShapeDynamism, Value, ValueKind, Vector};
+
+use crate::backend::Backend;
+use crate::context::{Arenas, KernelContext};
+use crate::meta::{MethodMeta, TensorInfo};
+use crate::registry::{self, Kernel};
+use crate::state::{Layout, State, NOT_A_KERNEL, UNSET};
+use crate::tensor::{Shape, TensorView};
+use crate::{
+    Error, ErrorCode, Result, DEFAULT_INSTRUCTION_LIMIT, MAX_MEMORY_IDS, PLANNED_BUFFER_ALIGNMENT,
+};
+
+/// Hooks called around every instruction (profiling, benchmark markers).
+/// The default methods do nothing and compile away.
+pub trait ExecutionObserver {
+    /// Before instruction `index` (numbered across chains); `op` is the
+    /// operator-table index for kernel calls.
+    fn before(&mut self, _index: u32, _op: Option<u32>) {}
+    fn after(&mut self, _index: u32) {}
+}
+
+/// An observer that observes nothing.
+pub struct NoObserver;
+impl ExecutionObserver for NoObserver {}
+
+/// An output value.
+#[derive(Clone, Copy, Debug)]
+pub enum Output<'d> {
+    Tensor(TensorView<'d>),
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+    None,
+}
+
+/// A method loaded into caller-owned memory, ready to execute.
+pub struct Method<'a, 'm> {
+    file: PteFile<'a>,
+    plan: ExecutionPlan<'a>,
+    values: Vector<'a, EValue<'a>>,
+    kernels: &'m [Kernel],
+    backends: &'m [&'m dyn Backend],
+    state: State<'m>,
+    planned: &'m mut [&'m mut [u8]],
+    instruction_limit: u32,
+}
+
+fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
+    Error::new(ErrorCode::MemoryAllocationFailed, what, shortfall as u32)
+}
+
+impl<'a, 'm> Method<'a, 'm> {
+    /// Loads the method described by `meta`.
+    ///
+    /// - `state`: at least `meta.method_state_bytes()` bytes;
+    /// - `planned`: one buffer per memory id, each at least
+    ///   `meta.memory_planned_buffer_size(i)` bytes and 16-byte aligned;
+    /// - `kernels`: the selected kernels; every operator the method calls must
+    ///   be there (all missing ones are logged, then `OperatorMissing`, with
+    ///   `at` = how many; `MethodMeta::for_each_missing_operator` lists them);
+    /// - `backends`: for delegate calls, looked up by id.
+    ///
+    /// Short buffers fail with `MemoryAllocationFailed` and `at` = the
+    /// shortfall in bytes, before anything is written.
+    pub fn load(
+        meta: &MethodMeta<'a>,
+        state: &'m mut [u8],
+        planned: &'m mut [&'m mut [u8]],
+        kernels: &'m [Kernel],
+        backends: &'m [&'m dyn Backend],
+    ) -> Result<Self> {
+        let file = meta.file;
+        let plan = meta.plan;
+        let values = plan.values()?;
+        let layout = Layout::of(&plan)?;
+
+        // Memory first: nothing is written unless everything fits.
+        let needed_buffers = meta.num_memory_planned_buffers()?;
+        if needed_buffers > MAX_MEMORY_IDS {
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                "too many memory ids",
+                needed_buffers as u32,
+            ));
+        }
+        if planned.len() < needed_buffers {
+            return Err(Error::new(
+                ErrorCode::MemoryAllocationFailed,
+                "fewer planned buffers than memory ids (at = missing count)",
+                (needed_buffers - planned.len()) as u32,
+            ));
+        }
+        for (i, buf) in planned.iter().take(needed_buffers).enumerate() {
+            let need = meta.memory_planned_buffer_size(i)?;
+            if buf.len() < need {
+                etch_log!(
+                    error,
+                    "planned buffer {} needs {} B, got {} B",
+                    i,
+                    need,
+                    buf.len()
+                );
+                return Err(alloc_failed(
+                    "planned buffer too small (at = shortfall in bytes)",
+                    need - buf.len(),
+                ));
+            }
+            if !(buf.as_ptr() as usize).is_multiple_of(PLANNED_BUFFER_ALIGNMENT) {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "planned buffer not 16-byte aligned",
+                    i as u32,
+                ));
+            }
+        }
+        if state.len() < layout.bytes() {
+            etch_log!(
+                error,
+                "method state needs {} B, got {} B",
+                layout.bytes(),
+                state.len()
+            );
+            return Err(alloc_failed(
+                "method state too small (at = shortfall in bytes)",
+                layout.bytes() - state.len(),
+            ));
+        }
+
+        // Values: reject what etch cannot run, and check every planned
+        // tensor fits its buffer (repeats verification's check for files
+        // loaded with Verification::Minimal).
+        for (i, v) in values.iter().enumerate() {
+            let Value::Tensor(t) = v?.value()? else {
+                continue;
+            };
+            if t.shape_dynamism()? == ShapeDynamism::DynamicUnbound {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    "dynamic unbound tensor",
+                    i as u32,
+                ));
+            }
+            if t.storage_offset()? != 0 {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    "tensor with storage_offset",
+                    i as u32,
+                ));
+            }
+            if let Some(info) = t.extra_tensor_info()? {
+                if info.location()? == TensorDataLocation::External {
+                    return Err(Error::new(
+                        ErrorCode::NotSupported,
+                        "tensor with external data",
+                        i as u32,
+                    ));
+                }
+            }
+            let nbytes = etch_pte::tensor::nbytes(&t)?;
+            if let Some(a) = t.allocation_info()? {
+                let id = a.memory_id()? as usize;
+                let end = a.memory_offset()?.checked_add(nbytes as u64);
+                let size = id
+                    .checked_sub(1)
+                    .and_then(|b| planned.get(b))
+                    .map(|b| b.len() as u64);
+                match (end, size) {
+                    (Some(end), Some(size)) if id >= 1 && end <= size => {}
+                    _ => {
+                        return Err(Error::new(
+                            ErrorCode::InvalidProgram,
+                            "planned tensor outside its buffer",
+                            i as u32,
+                        ))
+                    }
+                }
+                if t.data_buffer_idx()? != 0 {
+                    return Err(Error::new(
+                        ErrorCode::NotSupported,
+                        "mutable planned tensor with initial data",
+                        i as u32,
+                    ));
+                }
+            } else if t.data_buffer_idx()? != 0 {
+                file.constant_data(t.data_buffer_idx()?, nbytes)?;
+            }
+        }
+
+        let mut state = State::new(&layout, state)?;
+
+        // Operators: resolve all, report every missing one, check schemas.
+        let operators = plan.operators()?;
+        let mut missing = 0u32;
+        let mut index = 0usize;
+        for chain in plan.chains()?.iter() {
+            for instr in chain?.instructions()?.iter() {
+                if let InstructionArgs::KernelCall { op_index, args } = instr?.args()? {
+                    let op = operators.get(op_index as usize)?;
+                    let (name, overload) = (op.name()?, op.overload()?);
+                    match registry::find(kernels, name, overload) {
+                        Some(k) => {
+                            check_schema(
+                                &values,
+                                args,
+                                kernels.get(k).map_or(&[], |k| k.args),
+                                index,
+                            )?;
+                            state.set_kernel(index, k as u16);
+                        }
+                        None => {
+                            etch_log!(error, "missing operator: [{}] {}.{}", index, name, overload);
+                            missing += 1;
+                        }
+                    }
+                }
+                index += 1;
+            }
+        }
+        if missing > 0 {
+            return Err(Error::new(
+                ErrorCode::OperatorMissing,
+                "operators missing from the registry (at = count)",
+                missing,
+            ));
+        }
+
+        // Delegates.
+        for (i, d) in plan.delegates()?.iter().enumerate() {
+            let d = d?;
+            let id = d.id()?;
+            let backend = backends.iter().find(|b| b.id() == id).ok_or_else(|| {
+                etch_log!(error, "backend not found: {}", id);
+                Error::new(ErrorCode::NotFound, "backend not registered", i as u32)
+            })?;
+            let handle = backend.init(file.delegate_data(d.processed()?)?, d.compile_specs()?)?;
+            state.set_delegate(i, handle);
+        }
+
+        state.overrides_mut().init(&plan)?;
+        Ok(Method {
+            file,
+            plan,
+            values,
+            kernels,
+            backends,
+            state,
+            planned,
+            instruction_limit: DEFAULT_INSTRUCTION_LIMIT,
+        })
+    }
+
+    /// Caps instructions per `execute` (against malformed jump loops).
+    pub fn set_instruction_limit(&mut self, limit: u32) {
+        self.instruction_limit = limit;
+    }
+
+    pub fn num_inputs(&self) -> Result<usize> {
+        Ok(self.plan.inputs()?.len())
+    }
+
+    pub fn num_outputs(&self) -> Result<usize> {
+        Ok(self.plan.outputs()?.len())
+    }
+
+    fn input_tensor(&self, i: usize) -> Result<(TensorInfo, etch_pte::schema::Tensor<'a>)> {
+        let v = self.plan.inputs()?.get(i)?;
+        match self.values.get(v as usize)?.value()? {
+            Value::Tensor(t) => Ok((TensorInfo::of(&t)?, t)),
+            _ => Err(Error::new(
+                ErrorCode::NotSupported,
+                "non-tensor input",
+                i as u32,
+            )),
+        }
+    }
+
+    pub fn input_meta(&self, i: usize) -> Result<TensorInfo> {
+        Ok(self.input_tensor(i)?.0)
+    }
+
+    /// Copies `bytes` (the input's exact size, in its dim order and dtype)
+    /// into input `i`'s planned memory.
+    pub fn set_input_bytes(&mut self, i: usize, bytes: &[u8]) -> Result<()> {
+        let (info, t) = self.input_tensor(i)?;
+        if bytes.len() != info.nbytes {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "input has the wrong size (at = expected bytes)",
+                info.nbytes as u32,
+            ));
+        }
+        let Some(a) = t.allocation_info()? else {
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                "input is not memory-planned",
+                i as u32,
+            ));
+        };
+        let buffer = (a.memory_id()? as usize)
+            .checked_sub(1)
+            .and_then(|b| self.planned.get_mut(b));
+        let offset = usize::try_from(a.memory_offset()?).ok();
+        let dst = match (buffer, offset) {
+            (Some(buf), Some(off)) => off
+                .checked_add(bytes.len())
+                .and_then(|end| buf.get_mut(off..end)),
+            _ => None,
+        };
+        dst.ok_or(Error::new(
+            ErrorCode::InvalidProgram,
+            "input outside its buffer",
+            i as u32,
+        ))?
+        .copy_from_slice(bytes);
+        self.state.set_input_set(i);
+        Ok(())
+    }
+
+    /// Like [`Method::set_input_bytes`], checking dtype and shape first.
+    pub fn set_input(&mut self, i: usize, input: TensorView<'_>) -> Result<()> {
+        let info = self.input_meta(i)?;
+        if input.dtype != info.dtype {
+            return Err(Error::new(
+                ErrorCode::InvalidType,
+                "input dtype differs",
+                i as u32,
+            ));
+        }
+        if input.shape.sizes() != info.shape.sizes()
+            || !input.shape.memory_order_matches(info.shape.dim_order())
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "input shape differs",
+                i as u32,
+            ));
+        }
+        self.set_input_bytes(i, input.data)
+    }
+
+    /// Output `i`: a view into planned memory (valid until the next `execute`)
+    /// or a scalar.
+    pub fn output(&self, i: usize) -> Result<Output<'_>> {
+        let v = self.plan.outputs()?.get(i)? as usize;
+        let value = self.values.get(v)?.value()?;
+        let payload = self.state.overrides().get(v);
+        Ok(match value {
+            Value::Int(x) => Output::Int(payload.map_or(x, |p| p as i64)),
+            Value::Double(x) => Output::Double(payload.map_or(x, f64::from_bits)),
+            Value::Bool(x) => Output::Bool(payload.map_or(x, |p| p != 0)),
+            Value::Null => Output::None,
+            Value::Tensor(t) => {
+                let source = match payload {
+                    Some(UNSET) => {
+                        return Err(Error::new(
+                            ErrorCode::InvalidState,
+                            "output view not set",
+                            i as u32,
+                        ))
+                    }
+                    Some(p) => match self.values.get(p as usize)?.value()? {
+                        Value::Tensor(s) => s,
+                        _ => {
+                            return Err(Error::new(
+                                ErrorCode::InvalidProgram,
+                                "view source is not a Tensor",
+                                i as u32,
+                            ))
+                        }
+                    },
+                    None => t,
+                };
+                let nbytes = etch_pte::tensor::nbytes(&t)?;
+                let data = match source.allocation_info()? {
+                    Some(a) => {
+                        let buf = (a.memory_id()? as usize)
+                            .checked_sub(1)
+                            .and_then(|b| self.planned.get(b));
+                        let off = usize::try_from(a.memory_offset()?).ok();
+                        match (buf, off) {
+                            (Some(buf), Some(off)) => {
+                                off.checked_add(nbytes).and_then(|e| buf.get(off..e))
+                            }
+                            _ => None,
+                        }
+                        .ok_or(Error::new(
+                            ErrorCode::InvalidProgram,
+                            "output outside its buffer",
+                            i as u32,
+                        ))?
+                    }
+                    None if source.data_buffer_idx()? != 0 => {
+                        self.file.constant_data(source.data_buffer_idx()?, nbytes)?
+                    }
+                    None => {
+                        return Err(Error::new(
+                            ErrorCode::InvalidState,
+                            "output has no data",
+                            i as u32,
+                        ))
+                    }
+                };
+                Output::Tensor(TensorView {
+                    dtype: t.scalar_type()?,
+                    shape: Shape::from_serialized(&t)?,
+                    data,
+                })
+            }
+            _ => return Err(Error::new(ErrorCode::NotSupported, "list output", i as u32)),
+        })
+    }
+
+    /// Runs the method once.
+    pub fn execute(&mut self) -> Result<()> {
+        self.execute_observed(&mut NoObserver)
+    }
+
+    /// Runs the method once, calling `observer` around each instruction.
+    /// Errors carry the failing instruction's index in `at`.
+    pub fn execute_observed<O: ExecutionObserver>(&mut self, observer: &mut O) -> Result<()> {
+        let inputs = self.plan.inputs()?.len();
+        if let Some(i) = (0..inputs).find(|&i| !self.state.input_set(i)) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "input not set",
+                i as u32,
+            ));
+        }
+        let mut executed: u32 = 0;
+        let mut base: usize = 0; // global index of the chain's first instruction
+        for chain in self.plan.chains()?.iter() {
+            let instructions = chain?.instructions()?;
+            let mut pc = 0usize;
+            while pc < instructions.len() {
+                executed += 1;
+                if executed > self.instruction_limit {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        "instruction limit reached",
+                        (base + pc) as u32,
+                    ));
+                }
+                let index = base + pc;
+                let at = |e: Error| Error {
+                    at: index as u32,
+                    ..e
+                };
+                let mut next = pc + 1;
+                match instructions.get(pc)?.args()? {
+                    InstructionArgs::KernelCall { op_index, args } => {
+                        let k = self.state.kernel(index);
+                        let kernel = (k != NOT_A_KERNEL)
+                            .then(|| self.kernels.get(k as usize))
+                            .flatten()
+                            .ok_or(Error::new(
+                                ErrorCode::OperatorMissing,
+                                "kernel not resolved",
+                                index as u32,
+                            ))?;
+                        observer.before(index as u32, Some(op_index as u32));
+                        let mut ctx = self.context(args);
+                        (kernel.run)(&mut ctx).map_err(at)?;
+                        observer.after(index as u32);
+                    }
+                    InstructionArgs::DelegateCall {
+                        delegate_index,
+                        args,
+                    } => {
+                        let d = self.plan.delegates()?.get(delegate_index as usize)?;
+                        let id = d.id()?;
+                        let backend =
+                            *self
+                                .backends
+                                .iter()
+                                .find(|b| b.id() == id)
+                                .ok_or(Error::new(
+                                    ErrorCode::NotFound,
+                                    "backend not registered",
+                                    index as u32,
+                                ))?;
+                        let handle = self.state.delegate(delegate_index as usize);
+                        observer.before(index as u32, None);
+                        let mut ctx = self.context(args);
+                        backend.execute(handle, &mut ctx).map_err(at)?;
+                        observer.after(index as u32);
+                    }
+                    InstructionArgs::MoveCall { move_from, move_to } => {
+                        self.move_value(move_from as usize, move_to as usize)
+                            .map_err(at)?;
+                    }
+                    InstructionArgs::JumpFalseCall {
+                        cond_value_index,
+                        destination_instruction,
+                    } => {
+                        if !self.condition(cond_value_index as usize).map_err(at)? {
+                            next = destination_instruction as usize;
+                        }
+                    }
+                    InstructionArgs::FreeCall { .. } => {
+                        // Data of dynamic-unbound tensors only; etch rejects those at load.
+                    }
+                }
+                pc = next;
+            }
+            base += instructions.len();
+        }
+        Ok(())
+    }
+
+    fn context(&mut self, args: Vector<'a, i32>) -> KernelContext<'_, 'a> {
+        KernelContext {
+            file: &self.file,
+            values: self.values,
+            args,
+            memory: &mut self.planned as &mut dyn Arenas,
+            overrides: self.state.overrides_mut(),
+        }
+    }
+
+    fn move_value(&mut self, from: usize, to: usize) -> Result<()> {
+        let src = self.values.get(from)?;
+        let payload = match src.value()? {
+            Value::Int(x) => self.state.overrides().get(from).unwrap_or(x as u64),
+            Value::Double(x) => self.state.overrides().get(from).unwrap_or(x.to_bits()),
+            Value::Bool(x) => self.state.overrides().get(from).unwrap_or(x as u64),
+            Value::Tensor(_) => match self.state.overrides().get(from) {
+                Some(p) if p != UNSET => p,
+                _ => from as u64,
+            },
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    "MoveCall of a list",
+                    from as u32,
+                ))
+            }
+        };
+        if self.values.get(to)?.kind()? != src.kind()? {
+            return Err(Error::new(
+                ErrorCode::InvalidProgram,
+                "MoveCall between kinds",
+                to as u32,
+            ));
+        }
+        self.state.overrides_mut().set(to, payload)
+    }
+
+    fn condition(&self, v: usize) -> Result<bool> {
+        match self.values.get(v)?.value()? {
+            Value::Bool(b) => Ok(self.state.overrides().get(v).map_or(b, |p| p != 0)),
+            Value::Tensor(t) => {
+                if t.scalar_type()? != crate::ScalarType::BOOL {
+                    return Err(Error::new(
+                        ErrorCode::InvalidProgram,
+                        "JumpFalse condition tensor not bool",
+                        v as u32,
+                    ));
+                }
+                let nbytes = etch_pte::tensor::nbytes(&t)?;
+                let a = t.allocation_info()?.ok_or(Error::new(
+                    ErrorCode::NotSupported,
+                    "unplanned condition",
+                    v as u32,
+                ))?;
+                let buf = (a.memory_id()? as usize)
+                    .checked_sub(1)
+                    .and_then(|b| self.planned.get(b));
+                let off = usize::try_from(a.memory_offset()?).ok();
+                let data = match (buf, off) {
+                    (Some(buf), Some(off)) => off.checked_add(nbytes).and_then(|e| buf.get(off..e)),
+                    _ => None,
+                }
+                .ok_or(Error::new(
+                    ErrorCode::InvalidProgram,
+                    "condition outside its buffer",
+                    v as u32,
+                ))?;
+                Ok(data.iter().all(|&b| b != 0))
+            }
+            _ => Err(Error::new(
+                ErrorCode::InvalidProgram,
+                "JumpFalse condition not Bool",
+                v as u32,
+            )),
+        }
+    }
+}
+
+/// Checks a kernel call's argument count and kinds against the kernel's schema.
+fn check_schema(
+    values: &Vector<'_, EValue<'_>>,
+    args: Vector<'_, i32>,
+    schema: &[crate::ArgKind],
+    index: usize,
+) -> Result<()> {
+    let mismatch = Error::new(
+        ErrorCode::InvalidProgram,
+        "kernel call does not match the operator schema",
+        index as u32,
+    );
+    if args.len() != schema.len() {
+        etch_log!(
+            error,
+            "instruction {}: {} arguments, schema has {}",
+            index,
+            args.len(),
+            schema.len()
+        );
+        return Err(mismatch);
+    }
+    for (a, kind) in args.iter().zip(schema) {
+        let v = usize::try_from(a?).map_err(|_| mismatch)?;
+        let actual: ValueKind = values.get(v)?.kind()?;
+        if !kind.accepts(actual) {
+            etch_log!(
+                error,
+                "instruction {}: argument of kind {} where {:?} expected",
+                index,
+                actual.name(),
+                kind
+            );
+            return Err(mismatch);
+        }
+    }
+    Ok(())
+}

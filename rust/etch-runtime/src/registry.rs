@@ -1,0 +1,159 @@
+//! Kernels and the registry that resolves operators to them at load time.
+//!
+//! No static initializers and no global table: the caller passes the kernels
+//! it selected (usually `etch_kernels::KERNELS`, a `const` slice whose entries
+//! are compiled in per cargo feature), so the registry lives in flash and has
+//! exactly as many entries as kernels were selected.
+
+use crate::context::KernelContext;
+use crate::Result;
+
+/// The EValue kind a kernel expects at one position of its argument list.
+/// Checked for every `KernelCall` when the method loads, so an operator whose
+/// schema drifted between ExecuTorch releases fails with `InvalidProgram`
+/// before anything runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ArgKind {
+    Tensor,
+    /// `Tensor?`: a tensor or Null.
+    OptTensor,
+    Int,
+    OptInt,
+    /// `float` (always a Double EValue).
+    Double,
+    OptDouble,
+    Bool,
+    /// `int[]` / `SymInt[]`.
+    IntList,
+    OptIntList,
+    /// `ScalarType`: an Int holding the dtype code.
+    ScalarType,
+    OptScalarType,
+    /// `Scalar`: Int, Double or Bool.
+    Scalar,
+    OptScalar,
+    TensorList,
+    /// `Tensor?[]`.
+    OptTensorList,
+    DoubleList,
+    BoolList,
+    String,
+}
+
+impl ArgKind {
+    /// Whether a value of `kind` is acceptable here.
+    pub fn accepts(self, kind: etch_pte::ValueKind) -> bool {
+        use etch_pte::ValueKind as V;
+        match self {
+            ArgKind::Tensor => kind == V::Tensor,
+            ArgKind::OptTensor => matches!(kind, V::Tensor | V::Null),
+            ArgKind::Int | ArgKind::ScalarType => kind == V::Int,
+            ArgKind::OptInt | ArgKind::OptScalarType => matches!(kind, V::Int | V::Null),
+            ArgKind::Double => kind == V::Double,
+            ArgKind::OptDouble => matches!(kind, V::Double | V::Null),
+            ArgKind::Bool => kind == V::Bool,
+            ArgKind::IntList => kind == V::IntList,
+            ArgKind::OptIntList => matches!(kind, V::IntList | V::Null),
+            ArgKind::Scalar => matches!(kind, V::Int | V::Double | V::Bool),
+            ArgKind::OptScalar => matches!(kind, V::Int | V::Double | V::Bool | V::Null),
+            ArgKind::TensorList => kind == V::TensorList,
+            ArgKind::OptTensorList => kind == V::OptionalTensorList,
+            ArgKind::DoubleList => kind == V::DoubleList,
+            ArgKind::BoolList => kind == V::BoolList,
+            ArgKind::String => kind == V::String,
+        }
+    }
+}
+
+/// A kernel: runs one instruction, reading its arguments from the context.
+pub type KernelFn = fn(&mut KernelContext<'_, '_>) -> Result<()>;
+
+/// One registry entry.
+#[derive(Clone, Copy)]
+pub struct Kernel {
+    /// `namespace::op.overload`, e.g. `aten::add.out` (no dot when the
+    /// overload is empty), as ExecuTorch builds operator names.
+    pub name: &'static str,
+    /// Kinds of the argument list: the schema arguments in order (including
+    /// `out`), then the return value.
+    pub args: &'static [ArgKind],
+    pub run: KernelFn,
+}
+
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl Kernel {
+    /// Whether this kernel implements operator `name` with `overload`.
+    pub fn matches(&self, name: &str, overload: &str) -> bool {
+        let full = self.name.as_bytes();
+        let (n, o) = (name.as_bytes(), overload.as_bytes());
+        if overload.is_empty() {
+            return full == n;
+        }
+        full.len() == n.len() + 1 + o.len()
+            && full.starts_with(n)
+            && full.get(n.len()) == Some(&b'.')
+            && full.ends_with(o)
+    }
+}
+
+/// Finds the kernel for an operator.
+pub fn find(kernels: &[Kernel], name: &str, overload: &str) -> Option<usize> {
+    kernels.iter().position(|k| k.matches(name, overload))
+}
+
+fn unreachable_kernel(_: &mut KernelContext<'_, '_>) -> Result<()> {
+    Err(crate::Error::new(
+        crate::ErrorCode::OperatorMissing,
+        "empty registry slot",
+        0,
+    ))
+}
+
+/// A registry with a compile-time capacity `N`, for firmware that wants a
+/// capacity larger than its selection (e.g. `CONFIG_ETCH_KERNEL_REGISTRY_SIZE`).
+/// The default is to pass the selected `&[Kernel]` directly: exactly sized.
+#[derive(Clone, Copy, Debug)]
+pub struct Registry<const N: usize> {
+    kernels: [Kernel; N],
+    len: usize,
+}
+
+impl<const N: usize> Registry<N> {
+    const EMPTY: Kernel = Kernel {
+        name: "",
+        args: &[],
+        run: unreachable_kernel,
+    };
+
+    /// Copies `kernels` into a registry of capacity `N`; `None` when they do
+    /// not fit. In a `const` this turns a too-small capacity into a build error.
+    pub const fn from_slice(kernels: &[Kernel]) -> Option<Self> {
+        if kernels.len() > N {
+            return None;
+        }
+        let mut out = [Self::EMPTY; N];
+        let mut i = 0;
+        while i < kernels.len() {
+            out[i] = kernels[i];
+            i += 1;
+        }
+        Some(Registry {
+            kernels: out,
+            len: kernels.len(),
+        })
+    }
+
+    /// The registered kernels.
+    pub fn kernels(&self) -> &[Kernel] {
+        self.kernels.get(..self.len).unwrap_or(&[])
+    }
+
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+}

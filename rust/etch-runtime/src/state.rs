@@ -1,0 +1,293 @@
+//! The method state: the only RAM `Method::load` takes besides the planned
+//! buffers, laid out in the caller's byte buffer.
+//!
+//! ```text
+//! [u16; instructions]      kernel index per instruction (0xFFFF: not a kernel call)
+//! [u32; delegates]         delegate handle per delegate
+//! [(u32, u64); overrides]  values written at run time: value index, payload
+//!                          (scalar bits, or the source value of a tensor alias)
+//! [u8; ceil(inputs / 8)]   which inputs were set
+//! ```
+//! Everything else a method needs (values, tensor metadata, argument lists,
+//! constants) is read in place from the program. All fields are stored
+//! little-endian as bytes, so the buffer needs no alignment.
+
+use etch_pte::schema::ExecutionPlan;
+use etch_pte::{InstructionArgs, Value, ValueKind};
+
+use crate::{Error, ErrorCode, Result};
+
+pub(crate) const NOT_A_KERNEL: u16 = u16::MAX;
+const KERNEL_BYTES: usize = 2;
+const DELEGATE_BYTES: usize = 4;
+const OVERRIDE_BYTES: usize = 12;
+/// Payload of a tensor alias that has not been set yet.
+pub(crate) const UNSET: u64 = u64::MAX;
+
+/// How many of each state item a plan needs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct Layout {
+    pub instructions: usize,
+    pub delegates: usize,
+    pub overrides: usize,
+    pub inputs: usize,
+}
+
+/// Whether kernel calls to `name` make their output an alias of their input.
+pub(crate) fn is_view_op(name: &str) -> bool {
+    name == "executorch_prim::et_view"
+}
+
+/// Calls `f` for every value index the plan's instructions write at run time
+/// outside tensors' data: Move targets, view outputs, scalar kernel results.
+pub(crate) fn for_each_override<F: FnMut(usize) -> Result<()>>(
+    plan: &ExecutionPlan<'_>,
+    mut f: F,
+) -> Result<()> {
+    let values = plan.values()?;
+    let operators = plan.operators()?;
+    for chain in plan.chains()?.iter() {
+        for instr in chain?.instructions()?.iter() {
+            match instr?.args()? {
+                InstructionArgs::MoveCall { move_to, .. } => f(move_to as usize)?,
+                InstructionArgs::KernelCall { op_index, args } => {
+                    if args.is_empty() {
+                        continue;
+                    }
+                    let last = args.get(args.len() - 1)? as usize;
+                    let op = operators.get(op_index as usize)?;
+                    let kind = values.get(last)?.kind()?;
+                    if is_view_op(op.name()?)
+                        || matches!(kind, ValueKind::Int | ValueKind::Double | ValueKind::Bool)
+                    {
+                        f(last)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Layout {
+    pub(crate) fn of(plan: &ExecutionPlan<'_>) -> Result<Layout> {
+        let mut instructions = 0;
+        for chain in plan.chains()?.iter() {
+            instructions += chain?.instructions()?.len();
+        }
+        // Distinct override targets: quadratic, but only over the few
+        // instructions that write scalars or aliases.
+        let mut overrides = 0;
+        let mut index = 0;
+        for_each_override(plan, |v| {
+            let mut seen_before = false;
+            let mut j = 0;
+            for_each_override(plan, |w| {
+                if j < index && w == v {
+                    seen_before = true;
+                }
+                j += 1;
+                Ok(())
+            })?;
+            if !seen_before {
+                overrides += 1;
+            }
+            index += 1;
+            Ok(())
+        })?;
+        Ok(Layout {
+            instructions,
+            delegates: plan.delegates()?.len(),
+            overrides,
+            inputs: plan.inputs()?.len(),
+        })
+    }
+
+    /// Exact bytes of state.
+    pub(crate) fn bytes(&self) -> usize {
+        self.instructions * KERNEL_BYTES
+            + self.delegates * DELEGATE_BYTES
+            + self.overrides * OVERRIDE_BYTES
+            + self.inputs.div_ceil(8)
+    }
+}
+
+/// The state buffer, split into its parts.
+pub(crate) struct State<'m> {
+    kernels: &'m mut [u8],
+    delegates: &'m mut [u8],
+    overrides: &'m mut [u8],
+    inputs_set: &'m mut [u8],
+}
+
+fn split<'m>(buf: &mut &'m mut [u8], n: usize) -> &'m mut [u8] {
+    let (head, tail) = core::mem::take(buf).split_at_mut(n.min(buf.len()));
+    *buf = tail;
+    head
+}
+
+impl<'m> State<'m> {
+    /// Carves the parts out of `buf`; fails with the shortfall when too small.
+    pub(crate) fn new(layout: &Layout, buf: &'m mut [u8]) -> Result<Self> {
+        let need = layout.bytes();
+        if buf.len() < need {
+            etch_log!(error, "method state needs {} B, got {} B", need, buf.len());
+            return Err(Error::new(
+                ErrorCode::MemoryAllocationFailed,
+                "method state buffer too small (at = shortfall in bytes)",
+                (need - buf.len()) as u32,
+            ));
+        }
+        let mut rest = buf;
+        let kernels = split(&mut rest, layout.instructions * KERNEL_BYTES);
+        let delegates = split(&mut rest, layout.delegates * DELEGATE_BYTES);
+        let overrides = split(&mut rest, layout.overrides * OVERRIDE_BYTES);
+        let inputs_set = split(&mut rest, layout.inputs.div_ceil(8));
+        kernels.fill(0xff);
+        delegates.fill(0);
+        overrides.fill(0);
+        inputs_set.fill(0);
+        Ok(State {
+            kernels,
+            delegates,
+            overrides,
+            inputs_set,
+        })
+    }
+
+    pub(crate) fn kernel(&self, instruction: usize) -> u16 {
+        let i = instruction * KERNEL_BYTES;
+        self.kernels
+            .get(i..i + KERNEL_BYTES)
+            .and_then(|b| b.try_into().ok())
+            .map_or(NOT_A_KERNEL, u16::from_le_bytes)
+    }
+
+    pub(crate) fn set_kernel(&mut self, instruction: usize, kernel: u16) {
+        let i = instruction * KERNEL_BYTES;
+        if let Some(b) = self.kernels.get_mut(i..i + KERNEL_BYTES) {
+            b.copy_from_slice(&kernel.to_le_bytes());
+        }
+    }
+
+    pub(crate) fn delegate(&self, index: usize) -> u32 {
+        let i = index * DELEGATE_BYTES;
+        self.delegates
+            .get(i..i + DELEGATE_BYTES)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_le_bytes)
+    }
+
+    pub(crate) fn set_delegate(&mut self, index: usize, handle: u32) {
+        let i = index * DELEGATE_BYTES;
+        if let Some(b) = self.delegates.get_mut(i..i + DELEGATE_BYTES) {
+            b.copy_from_slice(&handle.to_le_bytes());
+        }
+    }
+
+    pub(crate) fn overrides(&self) -> Overrides<'_> {
+        Overrides(self.overrides)
+    }
+
+    pub(crate) fn overrides_mut(&mut self) -> OverridesMut<'_> {
+        OverridesMut(self.overrides)
+    }
+
+    pub(crate) fn input_set(&self, i: usize) -> bool {
+        self.inputs_set
+            .get(i / 8)
+            .is_some_and(|b| b & (1 << (i % 8)) != 0)
+    }
+
+    pub(crate) fn set_input_set(&mut self, i: usize) {
+        if let Some(b) = self.inputs_set.get_mut(i / 8) {
+            *b |= 1 << (i % 8);
+        }
+    }
+}
+
+fn entry(buf: &[u8], slot: usize) -> Option<(u32, u64)> {
+    let b = buf.get(slot * OVERRIDE_BYTES..(slot + 1) * OVERRIDE_BYTES)?;
+    let v = u32::from_le_bytes(b.get(0..4)?.try_into().ok()?);
+    let p = u64::from_le_bytes(b.get(4..12)?.try_into().ok()?);
+    Some((v, p))
+}
+
+/// Read access to run-time written values.
+#[derive(Clone, Copy)]
+pub(crate) struct Overrides<'s>(&'s [u8]);
+
+impl Overrides<'_> {
+    /// The payload for value `v`, if it has an override slot.
+    pub(crate) fn get(&self, v: usize) -> Option<u64> {
+        (0..self.0.len() / OVERRIDE_BYTES)
+            .filter_map(|s| entry(self.0, s))
+            .find(|&(value, _)| value as usize == v)
+            .map(|(_, p)| p)
+    }
+}
+
+/// Write access to run-time written values.
+pub(crate) struct OverridesMut<'s>(&'s mut [u8]);
+
+impl OverridesMut<'_> {
+    pub(crate) fn as_ref(&self) -> Overrides<'_> {
+        Overrides(self.0)
+    }
+
+    /// Sets the payload of value `v`'s slot; `NotFound` if it has none.
+    pub(crate) fn set(&mut self, v: usize, payload: u64) -> Result<()> {
+        let n = self.0.len() / OVERRIDE_BYTES;
+        let slot = (0..n)
+            .find(|&s| entry(self.0, s).is_some_and(|(value, _)| value as usize == v))
+            .ok_or(Error::new(
+                ErrorCode::InvalidState,
+                "value is not writable at run time",
+                v as u32,
+            ))?;
+        self.write(slot, v as u32, payload);
+        Ok(())
+    }
+
+    fn write(&mut self, slot: usize, value: u32, payload: u64) {
+        let b = self
+            .0
+            .get_mut(slot * OVERRIDE_BYTES..(slot + 1) * OVERRIDE_BYTES)
+            .and_then(|b| <&mut [u8; OVERRIDE_BYTES]>::try_from(b).ok());
+        if let Some(b) = b {
+            let mut bytes = [0u8; OVERRIDE_BYTES];
+            bytes[..4].copy_from_slice(&value.to_le_bytes());
+            bytes[4..].copy_from_slice(&payload.to_le_bytes());
+            *b = bytes;
+        }
+    }
+
+    /// Fills the slots at load: each target once, with its initial payload
+    /// (the serialized scalar, or `UNSET` for tensor aliases).
+    pub(crate) fn init(&mut self, plan: &ExecutionPlan<'_>) -> Result<()> {
+        let values = plan.values()?;
+        let mut next = 0;
+        let n = self.0.len() / OVERRIDE_BYTES;
+        // Mark every slot free first (value index u32::MAX).
+        for s in 0..n {
+            self.write(s, u32::MAX, UNSET);
+        }
+        for_each_override(plan, |v| {
+            if self.as_ref().get(v).is_some() {
+                return Ok(());
+            }
+            let payload = match values.get(v)?.value()? {
+                Value::Int(i) => i as u64,
+                Value::Double(d) => d.to_bits(),
+                Value::Bool(b) => b as u64,
+                _ => UNSET,
+            };
+            if next < n {
+                self.write(next, v as u32, payload);
+                next += 1;
+            }
+            Ok(())
+        })
+    }
+}
