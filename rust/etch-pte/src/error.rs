@@ -133,7 +133,8 @@ const fn clamp_u32(v: usize) -> u32 {
 
 pub type Result<T> = core::result::Result<T, Error>;
 
-#[cfg(feature = "std")]
+// Formatting is only linked in when used (host tools); embedded builds never
+// call it, so no `core::fmt` code reaches their binaries.
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
@@ -147,8 +148,4 @@ impl core::fmt::Display for Error {
     }
 }
 
-#[cfg(feature = "std")]
-extern crate std;
-
-#[cfg(feature = "std")]
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}

@@ -140,7 +140,7 @@ impl<'a> Table<'a> {
     /// records an object size that can end before an 8-byte field padded to
     /// alignment, and ExecuTorch's verifier only checks buffer bounds too.)
     #[inline]
-    fn field(&self, slot: u16, size: usize) -> Result<Option<usize>> {
+    pub fn field(&self, slot: u16, size: usize) -> Result<Option<usize>> {
         let entry = 4 + 2 * slot as usize;
         if entry + 2 > self.vtable_len {
             return Ok(None); // truncated vtable: schema default
