@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the embedded probe (etch-pte + etch-runtime as a firmware links them)
+# for Cortex-M targets and checks the linked code by symbol: no `core::fmt`
+# and no panic machinery may reach an embedded build. Prints .text/.rodata sizes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+probe=$here/tools/embedded-probe
+out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
+mkdir -p "$out"
+status=0
+for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
+  for features in "runtime,verify" "runtime"; do
+    (cd "$probe" && cargo build -q --release --target "$target" --no-default-features --features "$features" \
+      --target-dir "$out/cargo")
+    lib=$out/cargo/$target/release/libetch_embedded_probe.a
+    elf=$out/probe-$target-${features//,/-}.elf
+    arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes -o "$elf" "$lib"
+    bad=$(arm-none-eabi-nm -C "$elf" | grep -E 'core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|rust_begin_unwind' || true)
+    sizes=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
+    if [ -n "$bad" ]; then
+      echo "FAIL $target [$features]: formatting or panic symbols linked:"; echo "$bad" | head -20
+      status=1
+    else
+      echo "ok   $target [$features]: no core::fmt, no panic symbols; $sizes"
+    fi
+  done
+done
+# The check must be able to fail: a build with a deliberate panic is flagged.
+(cd "$probe" && cargo build -q --release --target thumbv7em-none-eabihf --features canary --target-dir "$out/cargo")
+arm-none-eabi-ld --gc-sections -e probe_verify -u probe_verify_canary -o "$out/canary.elf" \
+  "$out/cargo/thumbv7em-none-eabihf/release/libetch_embedded_probe.a"
+canary_syms=$(arm-none-eabi-nm -C "$out/canary.elf")
+if grep -qE 'core::panicking|panic_bounds_check' <<<"$canary_syms"; then
+  echo "ok   canary build with a deliberate panic is detected"
+else
+  echo "FAIL canary: the symbol check did not see a deliberate panic"; status=1
+fi
+exit $status
