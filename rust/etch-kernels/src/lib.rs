@@ -9,5 +9,10 @@
 #![no_std]
 
 pub mod cortex_m;
+pub mod error;
+pub mod ops;
 pub mod portable;
 pub mod quantized;
+
+pub use error::{KernelError, KernelResult};
+pub use ops::KERNELS;
