@@ -64,6 +64,7 @@ pub fn to_json(s: &FileSummary) -> Json {
                 "inputs": m.inputs.iter().map(io_json).collect::<Vec<_>>(),
                 "outputs": m.outputs.iter().map(io_json).collect::<Vec<_>>(),
                 "planned_buffers": m.planned_buffers,
+                "method_state_bytes": m.method_state_bytes,
                 "planned_tensors": m.planned_tensors.iter().map(tensor_json).collect::<Vec<_>>(),
             })
         })
@@ -148,6 +149,10 @@ fn print_text(path: &str, s: &FileSummary) {
         for d in &m.delegates {
             println!("  delegate: {d}");
         }
+        println!(
+            "  method state: {} B (exact, for Method::load)",
+            m.method_state_bytes
+        );
         println!("  memory plan:");
         for (i, b) in m.planned_buffers.iter().enumerate() {
             println!("    memory id {}: {b} B", i + 1);

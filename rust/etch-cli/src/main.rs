@@ -4,18 +4,25 @@
 //! etch inspect FILE.pte [--json]
 //! ```
 
+mod host;
 mod inspect;
+mod npy;
+mod run;
 mod summary;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan";
+  etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
+  etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
+           [--compare REF.npy...] [--repeat N]
+                                     run a method; --compare exits 1 unless bit-exact";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("inspect") => inspect::main(&args[1..]),
+        Some("run") => run::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") | None => {
             println!("{USAGE}");
             Ok(())

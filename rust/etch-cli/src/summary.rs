@@ -52,6 +52,8 @@ pub struct MethodSummary {
     pub planned_buffers: Vec<i64>,
     /// Every planned tensor: (value index, summary), sorted by (memory id, offset).
     pub planned_tensors: Vec<TensorSummary>,
+    /// Exact bytes of method state `Method::load` takes.
+    pub method_state_bytes: usize,
 }
 
 pub fn tensor_summary(index: usize, t: &Tensor<'_>) -> Result<TensorSummary> {
@@ -237,7 +239,9 @@ pub fn summarize(file: &PteFile<'_>) -> Result<FileSummary> {
             .iter()
             .skip(1)
             .collect::<Result<Vec<_>>>()?;
+        let meta = etch_runtime::Program::from_file(*file).method_meta(plan.name()?)?;
         methods.push(MethodSummary {
+            method_state_bytes: meta.method_state_bytes()?,
             name: plan.name()?.to_string(),
             values: values.len(),
             value_kinds: kinds,

@@ -60,6 +60,11 @@ impl<'a> Program<'a> {
         Ok(Program { file })
     }
 
+    /// Wraps a file view that was already checked (host tools).
+    pub fn from_file(file: PteFile<'a>) -> Self {
+        Program { file }
+    }
+
     /// The underlying file view.
     pub fn file(&self) -> &PteFile<'a> {
         &self.file
