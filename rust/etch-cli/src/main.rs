@@ -7,7 +7,9 @@
 mod host;
 mod inspect;
 mod npy;
+mod plan;
 mod run;
+mod select;
 mod summary;
 
 use std::process::ExitCode;
@@ -16,13 +18,19 @@ const USAGE: &str = "usage:
   etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
            [--compare REF.npy...] [--repeat N]
-                                     run a method; --compare exits 1 unless bit-exact";
+                                     run a method; --compare exits 1 unless bit-exact
+  etch select FILE.pte... [--format cargo|kconfig|list]
+                                     operators and dtypes the models need (selective build)
+  etch plan FILE.pte [--method NAME] [--svg OUT.svg]
+                                     memory plan: placement and lifetime of each tensor";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("inspect") => inspect::main(&args[1..]),
         Some("run") => run::main(&args[1..]),
+        Some("select") => select::main(&args[1..]),
+        Some("plan") => plan::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") | None => {
             println!("{USAGE}");
             Ok(())

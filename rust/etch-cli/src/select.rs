@@ -1,0 +1,150 @@
+//! `etch select FILE.pte... [--format cargo|kconfig|list]`: the kernels (and
+//! element types) a set of models needs, as cargo features of `etch-kernels`,
+//! a Kconfig fragment, or a plain list.
+
+use std::collections::BTreeSet;
+
+use etch_pte::{InstructionArgs, PteFile, ScalarType, Value};
+
+use crate::host::Aligned;
+
+/// The cargo feature selecting operator `ns::name.overload`.
+pub fn op_feature(op: &str) -> String {
+    let (ns, rest) = op.split_once("::").unwrap_or(("", op));
+    let (name, overload) = rest.split_once('.').unwrap_or((rest, ""));
+    format!("op-{ns}-{name}-{overload}")
+}
+
+/// The cargo feature selecting an element type, if etch-kernels has one.
+pub fn dtype_feature(t: ScalarType) -> Option<&'static str> {
+    Some(match t {
+        ScalarType::FLOAT => "dtype-f32",
+        ScalarType::CHAR => "dtype-i8",
+        ScalarType::BYTE => "dtype-u8",
+        ScalarType::SHORT => "dtype-i16",
+        ScalarType::INT => "dtype-i32",
+        ScalarType::LONG => "dtype-i64",
+        _ => return None,
+    })
+}
+
+#[derive(Default)]
+pub struct Selection {
+    /// `ns::name.overload` of every operator some instruction calls.
+    pub ops: BTreeSet<String>,
+    pub dtypes: BTreeSet<&'static str>,
+}
+
+/// Adds what `file`'s methods call to `sel`.
+pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> {
+    for plan in file.program().execution_plan()?.iter() {
+        let plan = plan?;
+        let values = plan.values()?;
+        let operators = plan.operators()?;
+        for chain in plan.chains()?.iter() {
+            for instr in chain?.instructions()?.iter() {
+                let InstructionArgs::KernelCall { op_index, args } = instr?.args()? else {
+                    continue;
+                };
+                let op = operators.get(op_index as usize)?;
+                let (name, overload) = (op.name()?, op.overload()?);
+                sel.ops.insert(if overload.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{name}.{overload}")
+                });
+                for a in args.iter() {
+                    if let Value::Tensor(t) = values.get(a? as usize)?.value()? {
+                        if let Some(f) = dtype_feature(t.scalar_type()?) {
+                            sel.dtypes.insert(f);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    let mut format = "cargo".to_string();
+    let mut paths = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--format" => format = it.next().cloned().ok_or("--format needs a value")?,
+            _ => paths.push(a.clone()),
+        }
+    }
+    if paths.is_empty() {
+        return Err("select needs one or more FILE.pte".into());
+    }
+    let mut sel = Selection::default();
+    for path in &paths {
+        let bytes = Aligned::from_bytes(&crate::read_file(path)?);
+        let file = PteFile::new_checked(bytes.bytes()).map_err(|e| crate::describe(path, e))?;
+        collect(&file, &mut sel).map_err(|e| crate::describe(path, e))?;
+    }
+    let unknown: Vec<&String> = sel
+        .ops
+        .iter()
+        .filter(|op| {
+            let (n, o) = op.split_once('.').unwrap_or((op, ""));
+            etch_runtime::registry::find(etch_kernels::KERNELS, n, o).is_none()
+        })
+        .collect();
+    if !unknown.is_empty() {
+        let list: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
+        return Err(format!("etch has no kernel for: {}", list.join(", ")));
+    }
+    match format.as_str() {
+        "list" => {
+            for op in &sel.ops {
+                println!("{op}");
+            }
+        }
+        "cargo" => {
+            let feats: Vec<String> = sel
+                .ops
+                .iter()
+                .map(|op| format!("\"{}\"", op_feature(op)))
+                .chain(sel.dtypes.iter().map(|d| format!("\"{d}\"")))
+                .collect();
+            println!("features = [{}]", feats.join(", "));
+        }
+        "kconfig" => {
+            let ops: Vec<&str> = sel.ops.iter().map(String::as_str).collect();
+            println!("CONFIG_ETCH_OPS=\"{}\"", ops.join(","));
+            let dtypes: Vec<&str> = sel.dtypes.iter().copied().collect();
+            println!("CONFIG_ETCH_DTYPES=\"{}\"", dtypes.join(","));
+        }
+        f => return Err(format!("unknown format '{f}' (cargo, kconfig or list)")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_names() {
+        assert_eq!(op_feature("aten::add.out"), "op-aten-add-out");
+        assert_eq!(
+            op_feature("dim_order_ops::_clone_dim_order.out"),
+            "op-dim_order_ops-_clone_dim_order-out"
+        );
+    }
+
+    /// Every kernel in the registry has a feature of that name in
+    /// etch-kernels' Cargo.toml, so `select` output always builds.
+    #[test]
+    fn every_kernel_has_its_feature() {
+        let toml = include_str!("../../etch-kernels/Cargo.toml");
+        assert!(!etch_kernels::KERNELS.is_empty());
+        for k in etch_kernels::KERNELS {
+            let f = op_feature(k.name);
+            assert!(toml.contains(&format!("\n{f} = []")), "no feature {f}");
+        }
+    }
+}
