@@ -16,7 +16,11 @@ fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (in_dtype, in_shape) = ctx.tensor_info(0)?;
     let (out_dtype, out_shape) = ctx.tensor_info(2)?;
     if in_dtype != out_dtype || in_shape.numel() != out_shape.numel() || !in_shape.is_contiguous() {
-        return Err(Error::new(ErrorCode::InvalidArgument, "et_view shapes differ", 0));
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "et_view shapes differ",
+            0,
+        ));
     }
     ctx.alias(2, 0)
 }
@@ -35,7 +39,11 @@ fn sym_size_int(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let rank = shape.rank() as i64;
     let d = if dim < 0 { dim + rank } else { dim };
     if !(0..rank).contains(&d) {
-        return Err(Error::new(ErrorCode::InvalidArgument, "sym_size dim out of range", 1));
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "sym_size dim out of range",
+            1,
+        ));
     }
     ctx.set_int(2, shape.size(d as isize) as i64)
 }
