@@ -1,0 +1,161 @@
+"""Exports the test fixtures with upstream ExecuTorch (pinned in requirements.txt).
+
+usage: python export_fixtures.py OUT_DIR [--only NAME_SUBSTRING]
+
+For each model (tiny, dscnn):
+  (a) portable int8: PT2E + XNNPACKQuantizer (per-channel `_pc`, per-tensor `_pt`),
+      no delegate; reference output from ExecuTorch's own runtime.
+  (b) backends/cortex_m flow for M55 (MVE encoding), M33 (DSP), M0 (scalar),
+      float I/O and int8 I/O (`_int8io`); reference output from ExecuTorch's
+      reference op implementations (backends/cortex_m/ops/operators.py) run
+      eagerly over the final graph.
+Writes <name>.pte, <name>.input0.npy, <name>.output0.npy, <name>.expected.json
+(+ <name>.intermediates.npz for cortex_m files).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import models  # noqa: E402
+import pte_facts  # noqa: E402
+
+
+def export_portable(name, per_channel):
+    import executorch.kernels.quantized  # noqa: F401  registers quantized_decomposed out variants
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from executorch.exir import ExecutorchBackendConfig, to_edge
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    model, shape = models.make(name)
+    x = models.fixed_input(shape)
+    gm = torch.export.export(model, (x,), strict=True).module(check_guards=False)
+    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=per_channel))
+    prepared = prepare_pt2e(gm, q)
+    for s in models.calibration(shape):
+        prepared(s)
+    converted = convert_pt2e(prepared)
+    et = to_edge(torch.export.export(converted, (x,), strict=True)).to_executorch(ExecutorchBackendConfig())
+    buf = et.buffer
+
+    from executorch.runtime import Runtime
+
+    method = Runtime.get().load_program(buf).load_method("forward")
+    out = method.execute([x])[0]
+    return buf, x.numpy(), out.numpy(), None, None
+
+
+def export_cortex_m(name, cpu, int8_io):
+    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+    from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir.passes.quantize_io_pass import QuantizeInputs, QuantizeOutputs
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    model, shape = models.make(name)
+    x = models.fixed_input(shape)
+    cl = (lambda t: t.to(memory_format=torch.channels_last)) if len(shape) == 4 else (lambda t: t)
+    model = model.to(memory_format=torch.channels_last) if len(shape) == 4 else model
+    x_cl = cl(x)
+    gm = torch.export.export(model, (x_cl,), strict=True).module(check_guards=False)
+    prepared = prepare_pt2e(gm, CortexMQuantizer())
+    for s in models.calibration(shape):
+        prepared(cl(s))
+    converted = convert_pt2e(prepared)
+    edge = to_edge_transform_and_lower(
+        torch.export.export(converted, (x_cl,), strict=True),
+        compile_config=cortex_m_edge_compile_config(),
+    )
+    if int8_io:
+        edge = edge.transform([QuantizeInputs(edge, [0]), QuantizeOutputs(edge, [0])])
+    ep = CortexMPassManager(
+        edge.exported_program(), target_config=CortexMTargetConfig(cpu=getattr(CortexM, cpu))
+    ).transform()
+
+    io = None
+    x_in = x_cl
+    if int8_io:
+        cfg = dict(edge._config_methods or {})
+        io = {k: (float(v) if isinstance(v, float) else int(v)) for k, v in cfg.items()}
+        s, zp = io["input0_scale"], io["input0_zp"]
+        # The same rule as the quantize kernels: f32 reciprocal, ties to even.
+        inv = np.float32(1.0) / np.float32(s)
+        q = np.rint(x_cl.numpy().astype(np.float32) * inv) + zp
+        x_in = torch.from_numpy(np.clip(q, -128, 127).astype(np.int8))
+        if len(shape) == 4:
+            x_in = x_in.contiguous().to(memory_format=torch.channels_last)
+
+    # Eager run of the final graph (before to_executorch, which rewrites it
+    # into out-variants in place) through the cortex_m reference ops, recording
+    # every node's output.
+    gm_final = ep.module()
+    record = {}
+    order = []
+    interp = torch.fx.Interpreter(gm_final)
+    orig_run_node = interp.run_node
+
+    def run_node(n):
+        r = orig_run_node(n)
+        if n.op == "call_function" and isinstance(r, torch.Tensor):
+            key = "%03d_%s" % (len(order), str(n.target).replace(".", "_"))
+            order.append(key)
+            record[key] = r.detach().contiguous().numpy()
+        return r
+
+    interp.run_node = run_node
+    out = interp.run(x_in)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    edge._edge_programs["forward"] = ep
+    et = edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=False))
+    buf = et.buffer
+    return buf, x_in.contiguous().numpy(), out.contiguous().numpy(), record, io
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    jobs = []
+    for m in ("tiny", "dscnn"):
+        jobs.append((f"{m}_portable_pt", lambda m=m: export_portable(m, False), "portable int8, XNNPACKQuantizer per-tensor"))
+        jobs.append((f"{m}_portable_pc", lambda m=m: export_portable(m, True), "portable int8, XNNPACKQuantizer per-channel"))
+        for cpu in ("M55", "M33", "M0"):
+            for io in (False, True):
+                n = f"{m}_cm_{cpu.lower()}" + ("_int8io" if io else "")
+                how = f"cortex_m flow, CortexMQuantizer, cpu {cpu}, {'int8' if io else 'float'} I/O"
+                jobs.append((n, lambda m=m, cpu=cpu, io=io: export_cortex_m(m, cpu, io), how))
+    for name, fn, how in jobs:
+        if args.only not in name:
+            continue
+        buf, x, y, inter, io = fn()
+        base = os.path.join(args.out, name)
+        open(base + ".pte", "wb").write(buf)
+        np.save(base + ".input0.npy", x)
+        np.save(base + ".output0.npy", y)
+        if inter is not None:
+            np.savez_compressed(base + ".intermediates.npz", **inter)
+        facts = pte_facts.facts(bytes(buf))
+        facts["made_by"] = how
+        facts["reference"] = "executorch.runtime (portable kernels)" if "portable" in name else "cortex_m reference ops (operators.py) over the final graph"
+        if io:
+            facts["io_qparams"] = io
+        with open(base + ".expected.json", "w") as f:
+            json.dump(facts, f, indent=1, sort_keys=True)
+        print(f"{name}: {len(buf)} B, arena {facts['methods'][0]['planned_buffers']}, "
+              f"{facts['methods'][0]['instructions']} instructions", flush=True)
+
+
+if __name__ == "__main__":
+    main()
