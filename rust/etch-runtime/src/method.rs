@@ -211,10 +211,7 @@ impl<'a, 'm> Method<'a, 'm> {
                             )?;
                             state.set_kernel(index, k as u16);
                         }
-                        None => {
-                            etch_log!(error, "missing operator: [{}] {}.{}", index, name, overload);
-                            missing += 1;
-                        }
+                        None => missing += 1,
                     }
                 }
                 index += 1;

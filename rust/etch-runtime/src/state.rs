@@ -122,7 +122,8 @@ pub(crate) struct State<'m> {
 }
 
 fn split<'m>(buf: &mut &'m mut [u8], n: usize) -> &'m mut [u8] {
-    let (head, tail) = core::mem::take(buf).split_at_mut(n.min(buf.len()));
+    let n = n.min(buf.len());
+    let (head, tail) = core::mem::take(buf).split_at_mut(n);
     *buf = tail;
     head
 }

@@ -4,10 +4,17 @@
 //! `KERNELS` lists every kernel this build selected (cargo features
 //! `op-<namespace>-<name>-<overload>`): a `const` slice in flash, exactly as
 //! long as the selection. Pass it to `Method::load`.
+#![allow(dead_code)] // kernels not selected by features are unused
 
 use etch_runtime::Kernel;
 
+pub(crate) mod arith;
+mod aten;
+pub(crate) mod copy;
+mod cortex_m;
+mod dim_order;
 mod prim;
+mod quantized_decomposed;
 
 /// Every selected kernel.
 pub const KERNELS: &[Kernel] = &[
@@ -15,6 +22,32 @@ pub const KERNELS: &[Kernel] = &[
     prim::ET_VIEW,
     #[cfg(feature = "op-aten-sym_size-int")]
     prim::SYM_SIZE_INT,
+    #[cfg(feature = "op-aten-permute_copy-out")]
+    aten::PERMUTE_COPY_OUT,
+    #[cfg(feature = "op-aten-view_copy-out")]
+    aten::VIEW_COPY_OUT,
+    #[cfg(feature = "op-aten-clone-out")]
+    aten::CLONE_OUT,
+    #[cfg(feature = "op-aten-relu-out")]
+    aten::RELU_OUT,
+    #[cfg(feature = "op-aten-addmm-out")]
+    aten::ADDMM_OUT,
+    #[cfg(feature = "op-dim_order_ops-_clone_dim_order-out")]
+    dim_order::CLONE_DIM_ORDER_OUT,
+    #[cfg(feature = "op-dim_order_ops-_to_dim_order_copy-out")]
+    dim_order::TO_DIM_ORDER_COPY_OUT,
+    #[cfg(feature = "op-quantized_decomposed-quantize_per_tensor-out")]
+    quantized_decomposed::QUANTIZE_PER_TENSOR_OUT,
+    #[cfg(feature = "op-quantized_decomposed-dequantize_per_tensor-out")]
+    quantized_decomposed::DEQUANTIZE_PER_TENSOR_OUT,
+    #[cfg(feature = "op-quantized_decomposed-dequantize_per_channel-out")]
+    quantized_decomposed::DEQUANTIZE_PER_CHANNEL_OUT,
+    #[cfg(feature = "op-cortex_m-quantize_per_tensor-out")]
+    cortex_m::QUANTIZE_PER_TENSOR_OUT,
+    #[cfg(feature = "op-cortex_m-dequantize_per_tensor-out")]
+    cortex_m::DEQUANTIZE_PER_TENSOR_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_linear-out")]
+    cortex_m::QUANTIZED_LINEAR_OUT,
 ];
 
 /// Number of selected kernels: the registry's exact capacity.

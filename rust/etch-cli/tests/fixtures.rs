@@ -1,0 +1,100 @@
+//! End-to-end checks of the `etch` binary against every committed fixture:
+//! `inspect --json` must agree with what ExecuTorch's own deserializer said
+//! when the fixture was exported (`<name>.expected.json`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pte"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 16, "expected the 16 committed fixtures, found {}", v.len());
+    v
+}
+
+fn etch(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_etch")).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn expected(pte: &Path) -> Value {
+    let p = pte.with_extension("expected.json");
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+#[test]
+fn inspect_json_matches_executorch_deserializer() {
+    for pte in fixtures() {
+        let name = pte.file_name().unwrap().to_string_lossy().into_owned();
+        let (ok, stdout, stderr) = etch(&["inspect", "--json", pte.to_str().unwrap()]);
+        assert!(ok, "{name}: {stderr}");
+        let got: Value = serde_json::from_str(&stdout).unwrap();
+        let want = expected(&pte);
+        assert_eq!(got["file_size"], want["file_size"], "{name}");
+        let (gm, wm) = (got["methods"].as_array().unwrap(), want["methods"].as_array().unwrap());
+        assert_eq!(gm.len(), wm.len(), "{name}: method count");
+        for (g, w) in gm.iter().zip(wm) {
+            let m = format!("{name}:{}", w["name"]);
+            assert_eq!(g["name"], w["name"], "{m}");
+            assert_eq!(g["instructions"], w["instructions"], "{m}");
+            assert_eq!(g["values"], w["values"], "{m}");
+            assert_eq!(g["planned_buffers"], w["planned_buffers"], "{m}");
+            let ops = |v: &Value| -> Vec<(String, String, u64)> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| {
+                        (
+                            o["name"].as_str().unwrap().to_string(),
+                            o["overload"].as_str().unwrap().to_string(),
+                            o["count"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(ops(&g["operators"]), ops(&w["operators"]), "{m}");
+            for key in ["inputs", "outputs"] {
+                let (gi, wi) = (g[key].as_array().unwrap(), w[key].as_array().unwrap());
+                assert_eq!(gi.len(), wi.len(), "{m} {key}");
+                for (a, b) in gi.iter().zip(wi) {
+                    if b.get("dtype").is_some() {
+                        assert_eq!(a["dtype"], b["dtype"], "{m} {key}");
+                        assert_eq!(a["sizes"], b["sizes"], "{m} {key}");
+                        assert_eq!(a["dim_order"], b["dim_order"], "{m} {key}");
+                    } else {
+                        assert_eq!(a["kind"], b["kind"], "{m} {key}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn inspect_rejects_a_corrupt_file_with_the_code() {
+    let pte = &fixtures()[0];
+    let mut bytes = std::fs::read(pte).unwrap();
+    bytes[4..8].copy_from_slice(b"XXXX");
+    let tmp = std::env::temp_dir().join(format!("etch-corrupt-{}.pte", std::process::id()));
+    std::fs::write(&tmp, &bytes).unwrap();
+    let (ok, stdout, stderr) = etch(&["inspect", tmp.to_str().unwrap()]);
+    std::fs::remove_file(&tmp).ok();
+    assert!(!ok);
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "one-line error: {stderr}");
+    assert!(stderr.contains("InvalidProgram (0x23)"), "{stderr}");
+}

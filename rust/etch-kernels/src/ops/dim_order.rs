@@ -1,0 +1,55 @@
+//! `dim_order_ops::*`: copies that change (or keep) the memory layout.
+
+use etch_runtime::context::required;
+use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
+
+use super::copy;
+
+/// Checks the `dim_order` argument (if given) against the output's own
+/// dim order: the export writes both; they must agree.
+fn check_dim_order_arg(ctx: &KernelContext<'_, '_>, arg: usize, out: usize) -> Result<()> {
+    if ctx.is_null(arg)? {
+        return Ok(());
+    }
+    let order = ctx.int_list(arg)?;
+    let (_, shape) = ctx.tensor_info(out)?;
+    let same = order.len() == shape.rank()
+        && order.as_slice().iter().zip(shape.dim_order()).all(|(&a, &b)| a == b as i64);
+    if !same && !shape.memory_order_matches(&order_bytes(order.as_slice())) {
+        return Err(Error::new(ErrorCode::InvalidArgument, "dim_order argument differs from output", 0));
+    }
+    Ok(())
+}
+
+fn order_bytes(order: &[i64]) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    for (slot, &o) in b.iter_mut().zip(order) {
+        *slot = o as u8;
+    }
+    b
+}
+
+/// `_clone_dim_order.out(Tensor self, *, bool non_blocking=False,
+/// int[]? dim_order=None, Tensor(a!) out)`.
+pub const CLONE_DIM_ORDER_OUT: Kernel = Kernel {
+    name: "dim_order_ops::_clone_dim_order.out",
+    args: &[A::Tensor, A::Bool, A::OptIntList, A::Tensor, A::Tensor],
+    run: |ctx| {
+        check_dim_order_arg(ctx, 2, 3)?;
+        let ([x], [mut out]) = ctx.io([0], [3])?;
+        copy::copy_tensor(&required(x, 0)?, &mut out)
+    },
+};
+
+/// `_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
+/// int[]? dim_order=None, Tensor(a!) out)`; same-dtype copies only (a dtype
+/// change is `InvalidType`).
+pub const TO_DIM_ORDER_COPY_OUT: Kernel = Kernel {
+    name: "dim_order_ops::_to_dim_order_copy.out",
+    args: &[A::Tensor, A::Bool, A::OptIntList, A::Tensor, A::Tensor],
+    run: |ctx| {
+        check_dim_order_arg(ctx, 2, 3)?;
+        let ([x], [mut out]) = ctx.io([0], [3])?;
+        copy::copy_tensor(&required(x, 0)?, &mut out)
+    },
+};
