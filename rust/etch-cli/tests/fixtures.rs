@@ -18,12 +18,19 @@ fn fixtures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "pte"))
         .collect();
     v.sort();
-    assert!(v.len() >= 16, "expected the 16 committed fixtures, found {}", v.len());
+    assert!(
+        v.len() >= 16,
+        "expected the 16 committed fixtures, found {}",
+        v.len()
+    );
     v
 }
 
 fn etch(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_etch")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_etch"))
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -45,7 +52,10 @@ fn inspect_json_matches_executorch_deserializer() {
         let got: Value = serde_json::from_str(&stdout).unwrap();
         let want = expected(&pte);
         assert_eq!(got["file_size"], want["file_size"], "{name}");
-        let (gm, wm) = (got["methods"].as_array().unwrap(), want["methods"].as_array().unwrap());
+        let (gm, wm) = (
+            got["methods"].as_array().unwrap(),
+            want["methods"].as_array().unwrap(),
+        );
         assert_eq!(gm.len(), wm.len(), "{name}: method count");
         for (g, w) in gm.iter().zip(wm) {
             let m = format!("{name}:{}", w["name"]);

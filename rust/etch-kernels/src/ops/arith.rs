@@ -39,7 +39,11 @@ pub fn round_half_even(x: f32) -> f32 {
     if !(x.abs() < TWO23) {
         return x;
     }
-    let r = if x >= 0.0 { (x + TWO23) - TWO23 } else { (x - TWO23) + TWO23 };
+    let r = if x >= 0.0 {
+        (x + TWO23) - TWO23
+    } else {
+        (x - TWO23) + TWO23
+    };
     // Keep the sign of zero results (nearbyint(-0.3) == -0.0).
     if r == 0.0 {
         0.0f32.copysign(x)
@@ -84,7 +88,17 @@ mod tests {
 
     #[test]
     fn round_half_even_matches_nearbyint() {
-        for (x, r) in [(0.5f32, 0.0f32), (1.5, 2.0), (2.5, 2.0), (-0.5, -0.0), (-1.5, -2.0), (-2.5, -2.0), (2.4999998, 2.0), (1e10, 1e10), (-7.49, -7.0)] {
+        for (x, r) in [
+            (0.5f32, 0.0f32),
+            (1.5, 2.0),
+            (2.5, 2.0),
+            (-0.5, -0.0),
+            (-1.5, -2.0),
+            (-2.5, -2.0),
+            (2.4999998, 2.0),
+            (1e10, 1e10),
+            (-7.49, -7.0),
+        ] {
             assert_eq!(round_half_even(x).to_bits(), r.to_bits(), "{x}");
         }
     }

@@ -32,7 +32,11 @@ pub const VIEW_COPY_OUT: Kernel = Kernel {
             return Err(bad("view_copy size or dtype"));
         }
         if !x.shape.is_contiguous() || !out.shape.is_contiguous() {
-            return Err(Error::new(ErrorCode::NotSupported, "view_copy of a non-contiguous tensor", 0));
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                "view_copy of a non-contiguous tensor",
+                0,
+            ));
         }
         out.data.copy_from_slice(x.data);
         Ok(())
@@ -57,7 +61,10 @@ pub const RELU_OUT: Kernel = Kernel {
     run: |ctx| {
         let ([x], [mut out]) = ctx.io([0], [1])?;
         let x = required(x, 0)?;
-        if x.dtype != out.dtype || x.numel() != out.numel() || !x.shape.memory_order_matches(out.shape.dim_order()) {
+        if x.dtype != out.dtype
+            || x.numel() != out.numel()
+            || !x.shape.memory_order_matches(out.shape.dim_order())
+        {
             return Err(bad("relu shapes"));
         }
         match x.dtype {
@@ -85,7 +92,15 @@ pub const RELU_OUT: Kernel = Kernel {
 /// `sum·alpha + self[i,j]·beta` (self broadcast to the output).
 pub const ADDMM_OUT: Kernel = Kernel {
     name: "aten::addmm.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Scalar, A::Scalar, A::Tensor, A::Tensor],
+    args: &[
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+        A::Scalar,
+        A::Scalar,
+        A::Tensor,
+        A::Tensor,
+    ],
     run: addmm_out,
 };
 
@@ -95,11 +110,19 @@ fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let ([bias, a, b], [mut out]) = ctx.io([0, 1, 2], [5])?;
     let (bias, a, b) = (required(bias, 0)?, required(a, 1)?, required(b, 2)?);
     let (m, n, p) = (a.shape.size(0), a.shape.size(1), b.shape.size(1));
-    if a.shape.rank() != 2 || b.shape.rank() != 2 || b.shape.size(0) != n || out.shape.sizes() != [m as u32, p as u32] {
+    if a.shape.rank() != 2
+        || b.shape.rank() != 2
+        || b.shape.size(0) != n
+        || out.shape.sizes() != [m as u32, p as u32]
+    {
         return Err(bad("addmm shapes"));
     }
     if !a.shape.is_contiguous() || !b.shape.is_contiguous() || !out.shape.is_contiguous() {
-        return Err(Error::new(ErrorCode::NotSupported, "addmm of non-contiguous tensors", 0));
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "addmm of non-contiguous tensors",
+            0,
+        ));
     }
     // Broadcast of self: [p], [1,p], [m,1], [m,p] or a scalar.
     let (bm, bp) = match bias.shape.sizes() {
@@ -120,7 +143,8 @@ fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         for j in 0..p {
             let mut sum = 0.0f32;
             for k in 0..n {
-                sum += a.get(i * n + k).copied().unwrap_or(0.0) * b.get(k * p + j).copied().unwrap_or(0.0);
+                sum += a.get(i * n + k).copied().unwrap_or(0.0)
+                    * b.get(k * p + j).copied().unwrap_or(0.0);
             }
             let s = bias.get((i % bm) * bp + (j % bp)).copied().unwrap_or(0.0);
             if let Some(o) = out.get_mut(i * p + j) {

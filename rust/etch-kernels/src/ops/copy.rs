@@ -55,9 +55,12 @@ pub fn strided_copy(
         to.copy_from_slice(from);
         // Odometer over the logical index, innermost dimension fastest.
         for d in (0..rank).rev() {
-            let (Some(i), Some(&size), Some(&ss), Some(&ds)) =
-                (idx.get_mut(d), sizes.get(d), src_strides.get(d), dst_strides.get(d))
-            else {
+            let (Some(i), Some(&size), Some(&ss), Some(&ds)) = (
+                idx.get_mut(d),
+                sizes.get(d),
+                src_strides.get(d),
+                dst_strides.get(d),
+            ) else {
                 break;
             };
             *i += 1;
@@ -123,5 +126,12 @@ pub fn permute(src: &TensorView<'_>, dims: &[i64], dst: &mut TensorViewMut<'_>) 
         }
     }
     let elem = src.dtype.element_size().ok_or(bad("unsized dtype"))?;
-    strided_copy(src.data, &strides, dst.data, &dst.shape.strides(), dst.shape.sizes(), elem)
+    strided_copy(
+        src.data,
+        &strides,
+        dst.data,
+        &dst.shape.strides(),
+        dst.shape.sizes(),
+        elem,
+    )
 }

@@ -18,7 +18,16 @@ fn i32_arg(ctx: &KernelContext<'_, '_>, i: usize) -> Result<i32> {
 /// `quantized_decomposed::quantize_per_tensor.out`.
 pub const QUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
     name: "cortex_m::quantize_per_tensor.out",
-    args: &[A::Tensor, A::Double, A::Int, A::Int, A::Int, A::ScalarType, A::Tensor, A::Tensor],
+    args: &[
+        A::Tensor,
+        A::Double,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::ScalarType,
+        A::Tensor,
+        A::Tensor,
+    ],
     run: super::quantized_decomposed::quantize_per_tensor_out,
 };
 
@@ -26,7 +35,16 @@ pub const QUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
 /// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
 pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
     name: "cortex_m::dequantize_per_tensor.out",
-    args: &[A::Tensor, A::Double, A::Int, A::Int, A::Int, A::ScalarType, A::Tensor, A::Tensor],
+    args: &[
+        A::Tensor,
+        A::Double,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::ScalarType,
+        A::Tensor,
+        A::Tensor,
+    ],
     run: |ctx| super::quantized_decomposed::dequantize_per_tensor(ctx, 6),
 };
 
@@ -42,8 +60,19 @@ pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
 pub const QUANTIZED_LINEAR_OUT: Kernel = Kernel {
     name: "cortex_m::quantized_linear.out",
     args: &[
-        A::Tensor, A::Tensor, A::OptTensor, A::OptTensor, A::Int, A::Int, A::Int, A::IntList, A::IntList, A::Int,
-        A::Int, A::Tensor, A::Tensor,
+        A::Tensor,
+        A::Tensor,
+        A::OptTensor,
+        A::OptTensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::IntList,
+        A::IntList,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
     ],
     run: quantized_linear_out,
 };
@@ -60,8 +89,6 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (x, w) = (required(x, 0)?, required(w, 1)?);
     let (x, w) = (x.as_i8()?, w.as_i8()?);
     let out = out.as_i8_mut()?;
-    let n_out = w.len().checked_div(1).unwrap_or(0);
-    let _ = n_out;
     let out_features = match &kernel_sum {
         Some(k) => k.numel(),
         None => match &bias {
@@ -69,17 +96,27 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
             None => 0,
         },
     };
-    let out_features = if out_features == 0 { out.len() } else { out_features };
+    let out_features = if out_features == 0 {
+        out.len()
+    } else {
+        out_features
+    };
     if out_features == 0 || w.len() % out_features != 0 {
         return Err(bad("linear weight shape"));
     }
     let in_features = w.len() / out_features;
-    if in_features == 0 || x.len() % in_features != 0 || out.len() != (x.len() / in_features) * out_features {
+    if in_features == 0
+        || x.len() % in_features != 0
+        || out.len() != (x.len() / in_features) * out_features
+    {
         return Err(bad("linear input/output shape"));
     }
     let bias = bias.map(|b| b.as_i32()).transpose()?;
     let kernel_sum = kernel_sum.map(|k| k.as_i32()).transpose()?;
-    for (row, out_row) in x.chunks_exact(in_features).zip(out.chunks_exact_mut(out_features)) {
+    for (row, out_row) in x
+        .chunks_exact(in_features)
+        .zip(out.chunks_exact_mut(out_features))
+    {
         for ((o, w_row), oi) in out_row.iter_mut().zip(w.chunks_exact(in_features)).zip(0..) {
             let acc = match kernel_sum {
                 Some(ks) => {
@@ -92,13 +129,428 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                 None => {
                     let mut acc = bias.and_then(|b| b.get(oi).copied()).unwrap_or(0);
                     for (&xv, &wv) in row.iter().zip(w_row) {
-                        acc = acc.wrapping_add((xv as i32 + input_offset).wrapping_mul(wv as i32 + filter_offset));
+                        acc = acc.wrapping_add(
+                            (xv as i32 + input_offset).wrapping_mul(wv as i32 + filter_offset),
+                        );
                     }
                     acc
                 }
             };
             let v = requantize(acc, mult, shift).wrapping_add(output_offset);
             *o = v.clamp(act_min, act_max) as i8;
+        }
+    }
+    Ok(())
+}
+
+/// NHWC sizes of a rank-4 activation stored channels-last (CMSIS-NN's layout).
+fn nhwc(t: &etch_runtime::Shape) -> Result<(usize, usize, usize, usize)> {
+    if !t.is_channels_last() {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "cortex_m activation is not channels-last",
+            0,
+        ));
+    }
+    t.nhwc().ok_or(bad("cortex_m activation is not rank 4"))
+}
+
+/// (h, w) pair from an `int[2]` argument (one value means both).
+fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
+    let l = ctx.int_list(i)?;
+    let a = l.get_or(0, 0);
+    let b = l.get_or(1, a);
+    let (Ok(a), Ok(b)) = (usize::try_from(a), usize::try_from(b)) else {
+        return Err(bad("negative stride, padding or dilation"));
+    };
+    Ok((a, b))
+}
+
+/// Geometry and quantization of a CMSIS-NN convolution.
+struct Conv {
+    input: (usize, usize, usize, usize),  // n, h, w, c_in
+    output: (usize, usize, usize, usize), // n, h, w, c_out
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+    input_offset: i32,
+    output_offset: i32,
+    act_min: i32,
+    act_max: i32,
+}
+
+impl Conv {
+    /// Input row/column of output `o` and kernel tap `k` along one axis, if
+    /// inside the input (taps in the padding contribute nothing: CMSIS-NN pads
+    /// with the input zero point, whose offset-corrected value is 0).
+    #[inline]
+    fn tap(
+        o: usize,
+        k: usize,
+        stride: usize,
+        pad: usize,
+        dil: usize,
+        size: usize,
+    ) -> Option<usize> {
+        let pos = (o * stride + k * dil).checked_sub(pad)?;
+        (pos < size).then_some(pos)
+    }
+
+    #[inline]
+    fn finish(&self, acc: i32, mult: i32, shift: i32) -> i8 {
+        let v = requantize(acc, mult, shift).wrapping_add(self.output_offset);
+        v.clamp(self.act_min, self.act_max) as i8
+    }
+}
+
+/// Reads the arguments shared by conv and depthwise conv. `base` is the
+/// index of `input_offset` (after `depth_multiplier` for depthwise).
+fn conv_params(ctx: &KernelContext<'_, '_>, base: usize, out_arg: usize) -> Result<Conv> {
+    let (_, in_shape) = ctx.tensor_info(0)?;
+    let (_, w_shape) = ctx.tensor_info(1)?;
+    let (_, out_shape) = ctx.tensor_info(out_arg)?;
+    if w_shape.rank() != 4 {
+        return Err(bad("conv weight is not rank 4"));
+    }
+    Ok(Conv {
+        input: nhwc(&in_shape)?,
+        output: nhwc(&out_shape)?,
+        kernel: (w_shape.size(1), w_shape.size(2)),
+        stride: pair(ctx, 3)?,
+        padding: pair(ctx, 4)?,
+        dilation: pair(ctx, 5)?,
+        input_offset: i32_arg(ctx, base)?,
+        output_offset: i32_arg(ctx, base + 1)?,
+        act_min: i32_arg(ctx, base + 4)?,
+        act_max: i32_arg(ctx, base + 5)?,
+    })
+}
+
+/// `quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
+/// int[] stride, int[] padding, int[] dilation, int input_offset,
+/// int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts,
+/// int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out)`
+/// → `arm_convolve_wrapper_s8`: per output pixel and channel
+/// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over taps
+/// inside the input, then per-channel `arm_nn_requantize`, `+ output_offset`,
+/// clamp. Weights OHWI, activations NHWC.
+pub const QUANTIZED_CONV2D_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_conv2d.out",
+    args: &[
+        A::Tensor,
+        A::Tensor,
+        A::OptTensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_conv2d_out,
+};
+
+fn quantized_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let p = conv_params(ctx, 6, 13)?;
+    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8, 9], [13])?;
+    let (x, w) = (required(x, 0)?, required(w, 1)?);
+    let (mult, shift) = (required(mult, 8)?, required(shift, 9)?);
+    let (n, ih, iw, ic) = p.input;
+    let (on, oh, ow, oc) = p.output;
+    let (kh, kw) = p.kernel;
+    if w.shape.size(0) != oc || w.shape.size(3) != ic || on != n {
+        return Err(bad("conv weight or output shape"));
+    }
+    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
+    let bias = bias.map(|b| b.as_i32()).transpose()?;
+    let out = out.as_i8_mut()?;
+    if x.len() != n * ih * iw * ic
+        || w.len() != oc * kh * kw * ic
+        || out.len() != n * oh * ow * oc
+        || mult.len() != oc
+        || shift.len() != oc
+        || bias.is_some_and(|b| b.len() != oc)
+    {
+        return Err(bad("conv tensor sizes"));
+    }
+    let mut o = out.iter_mut();
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for c in 0..oc {
+                    let mut acc = bias.and_then(|b| b.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(y) = Conv::tap(oy, ky, p.stride.0, p.padding.0, p.dilation.0, ih)
+                        else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(xx) =
+                                Conv::tap(ox, kx, p.stride.1, p.padding.1, p.dilation.1, iw)
+                            else {
+                                continue;
+                            };
+                            let xi = ((b * ih + y) * iw + xx) * ic;
+                            let wi = ((c * kh + ky) * kw + kx) * ic;
+                            let (Some(xs), Some(ws)) = (x.get(xi..xi + ic), w.get(wi..wi + ic))
+                            else {
+                                return Err(bad("conv index"));
+                            };
+                            for (&xv, &wv) in xs.iter().zip(ws) {
+                                acc = acc.wrapping_add((xv as i32 + p.input_offset) * wv as i32);
+                            }
+                        }
+                    }
+                    let (Some(&m), Some(&s), Some(dst)) = (mult.get(c), shift.get(c), o.next())
+                    else {
+                        return Err(bad("conv index"));
+                    };
+                    *dst = p.finish(acc, m, s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `quantized_depthwise_conv2d.out(..., int[] dilation, int depth_multiplier,
+/// int input_offset, ...)` → `arm_depthwise_conv_wrapper_s8`: output channel
+/// `oc = ic·depth_multiplier + m` sees only input channel `ic`;
+/// `acc = bias[oc] + Σ_{ky,kx} (x[ic] + input_offset)·w[0,ky,kx,oc]`, then as
+/// conv. Weights `[1, KH, KW, C_out]` (IHWO).
+pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_depthwise_conv2d.out",
+    args: &[
+        A::Tensor,
+        A::Tensor,
+        A::OptTensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_depthwise_conv2d_out,
+};
+
+fn quantized_depthwise_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let p = conv_params(ctx, 7, 14)?;
+    let ch_mult = usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?;
+    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [14])?;
+    let (x, w) = (required(x, 0)?, required(w, 1)?);
+    let (mult, shift) = (required(mult, 9)?, required(shift, 10)?);
+    let (n, ih, iw, ic) = p.input;
+    let (on, oh, ow, oc) = p.output;
+    let (kh, kw) = p.kernel;
+    if oc != ic * ch_mult || w.shape.size(3) != oc || on != n {
+        return Err(bad("depthwise weight or output shape"));
+    }
+    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
+    let bias = bias.map(|b| b.as_i32()).transpose()?;
+    let out = out.as_i8_mut()?;
+    if x.len() != n * ih * iw * ic
+        || w.len() != kh * kw * oc
+        || out.len() != n * oh * ow * oc
+        || mult.len() != oc
+        || shift.len() != oc
+        || bias.is_some_and(|b| b.len() != oc)
+    {
+        return Err(bad("depthwise tensor sizes"));
+    }
+    let mut o = out.iter_mut();
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for c in 0..oc {
+                    let cin = c / ch_mult.max(1);
+                    let mut acc = bias.and_then(|b| b.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(y) = Conv::tap(oy, ky, p.stride.0, p.padding.0, p.dilation.0, ih)
+                        else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(xx) =
+                                Conv::tap(ox, kx, p.stride.1, p.padding.1, p.dilation.1, iw)
+                            else {
+                                continue;
+                            };
+                            let (Some(&xv), Some(&wv)) = (
+                                x.get(((b * ih + y) * iw + xx) * ic + cin),
+                                w.get((ky * kw + kx) * oc + c),
+                            ) else {
+                                return Err(bad("depthwise index"));
+                            };
+                            acc = acc.wrapping_add((xv as i32 + p.input_offset) * wv as i32);
+                        }
+                    }
+                    let (Some(&m), Some(&s), Some(dst)) = (mult.get(c), shift.get(c), o.next())
+                    else {
+                        return Err(bad("depthwise index"));
+                    };
+                    *dst = p.finish(acc, m, s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *,
+/// Tensor(a!) out)` → `arm_pad_s8`: pads in physical (NHWC) order.
+pub const PAD_OUT: Kernel = Kernel {
+    name: "cortex_m::pad.out",
+    args: &[
+        A::Tensor,
+        A::IntList,
+        A::IntList,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: pad_out,
+};
+
+fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let pre = ctx.int_list(1)?;
+    let post = ctx.int_list(2)?;
+    let value = ctx.int(3)?;
+    let value = i8::try_from(value).map_err(|_| bad("pad value"))?;
+    let ([x], [mut out]) = ctx.io([0], [4])?;
+    let x = required(x, 0)?;
+    // Physical dims, outermost first, padded to rank 4.
+    let phys = |s: &etch_runtime::Shape| -> [usize; 4] {
+        let mut d = [1usize; 4];
+        let order = s.dim_order();
+        let off = 4usize.saturating_sub(order.len());
+        for (slot, &o) in d.iter_mut().skip(off).zip(order) {
+            *slot = s.size(o as isize);
+        }
+        d
+    };
+    let (din, dout) = (phys(&x.shape), phys(&out.shape));
+    let mut pre4 = [0usize; 4];
+    for (k, slot) in pre4.iter_mut().enumerate() {
+        let (a, b) = (pre.get_or(k, 0), post.get_or(k, 0));
+        let (Ok(a), Ok(b)) = (usize::try_from(a), usize::try_from(b)) else {
+            return Err(bad("negative padding"));
+        };
+        if din[k] + a + b != dout[k] {
+            return Err(bad("pad output shape"));
+        }
+        *slot = a;
+    }
+    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
+    out.fill(value);
+    // Copy the innermost rows of the input into place.
+    let row = din[3];
+    for a in 0..din[0] {
+        for b in 0..din[1] {
+            for c in 0..din[2] {
+                let src = ((a * din[1] + b) * din[2] + c) * row;
+                let dst = (((a + pre4[0]) * dout[1] + b + pre4[1]) * dout[2] + c + pre4[2])
+                    * dout[3]
+                    + pre4[3];
+                let (Some(s), Some(d)) = (x.get(src..src + row), out.get_mut(dst..dst + row))
+                else {
+                    return Err(bad("pad index"));
+                };
+                d.copy_from_slice(s);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride,
+/// int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift,
+/// Tensor scratch, *, Tensor(a!) out)` → `arm_avgpool_s8`: the integer mean
+/// of the window's in-bounds elements, rounded half away from zero, clamped
+/// to int8. The quantization arguments are unused (input and output share
+/// them), as in the upstream kernel.
+pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_avg_pool2d.out",
+    args: &[
+        A::Tensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Bool,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_avg_pool2d_out,
+};
+
+fn quantized_avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (kh, kw) = pair(ctx, 1)?;
+    let (sh, sw) = pair(ctx, 2)?;
+    let (ph, pw) = pair(ctx, 3)?;
+    let ([x], [mut out]) = ctx.io([0], [9])?;
+    let x = required(x, 0)?;
+    let (n, ih, iw, c) = nhwc(&x.shape)?;
+    let (on, oh, ow, oc) = nhwc(&out.shape)?;
+    if on != n || oc != c {
+        return Err(bad("avg_pool output shape"));
+    }
+    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
+    if x.len() != n * ih * iw * c || out.len() != n * oh * ow * c {
+        return Err(bad("avg_pool tensor sizes"));
+    }
+    let mut o = out.iter_mut();
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for ch in 0..c {
+                    let (mut sum, mut count) = (0i32, 0i32);
+                    for ky in 0..kh {
+                        let Some(y) = Conv::tap(oy, ky, sh, ph, 1, ih) else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(xx) = Conv::tap(ox, kx, sw, pw, 1, iw) else {
+                                continue;
+                            };
+                            sum += x
+                                .get(((b * ih + y) * iw + xx) * c + ch)
+                                .copied()
+                                .unwrap_or(0) as i32;
+                            count += 1;
+                        }
+                    }
+                    if count == 0 {
+                        return Err(bad("avg_pool window outside the input"));
+                    }
+                    let mean = if sum > 0 {
+                        (sum + count / 2) / count
+                    } else {
+                        (sum - count / 2) / count
+                    };
+                    let Some(dst) = o.next() else {
+                        return Err(bad("avg_pool index"));
+                    };
+                    *dst = mean.clamp(-128, 127) as i8;
+                }
+            }
         }
     }
     Ok(())

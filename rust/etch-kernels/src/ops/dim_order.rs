@@ -14,9 +14,17 @@ fn check_dim_order_arg(ctx: &KernelContext<'_, '_>, arg: usize, out: usize) -> R
     let order = ctx.int_list(arg)?;
     let (_, shape) = ctx.tensor_info(out)?;
     let same = order.len() == shape.rank()
-        && order.as_slice().iter().zip(shape.dim_order()).all(|(&a, &b)| a == b as i64);
+        && order
+            .as_slice()
+            .iter()
+            .zip(shape.dim_order())
+            .all(|(&a, &b)| a == b as i64);
     if !same && !shape.memory_order_matches(&order_bytes(order.as_slice())) {
-        return Err(Error::new(ErrorCode::InvalidArgument, "dim_order argument differs from output", 0));
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "dim_order argument differs from output",
+            0,
+        ));
     }
     Ok(())
 }

@@ -48,6 +48,14 @@ pub const KERNELS: &[Kernel] = &[
     cortex_m::DEQUANTIZE_PER_TENSOR_OUT,
     #[cfg(feature = "op-cortex_m-quantized_linear-out")]
     cortex_m::QUANTIZED_LINEAR_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_conv2d-out")]
+    cortex_m::QUANTIZED_CONV2D_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_depthwise_conv2d-out")]
+    cortex_m::QUANTIZED_DEPTHWISE_CONV2D_OUT,
+    #[cfg(feature = "op-cortex_m-pad-out")]
+    cortex_m::PAD_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_avg_pool2d-out")]
+    cortex_m::QUANTIZED_AVG_POOL2D_OUT,
 ];
 
 /// Number of selected kernels: the registry's exact capacity.

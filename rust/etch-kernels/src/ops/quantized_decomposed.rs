@@ -14,7 +14,16 @@ fn bad(what: &'static str) -> Error {
 /// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
 pub const QUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
     name: "quantized_decomposed::quantize_per_tensor.out",
-    args: &[A::Tensor, A::Double, A::Int, A::Int, A::Int, A::ScalarType, A::Tensor, A::Tensor],
+    args: &[
+        A::Tensor,
+        A::Double,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::ScalarType,
+        A::Tensor,
+        A::Tensor,
+    ],
     run: quantize_per_tensor_out,
 };
 
@@ -54,7 +63,13 @@ pub(crate) fn quantize_per_tensor_out(ctx: &mut KernelContext<'_, '_>) -> Result
                 *o = quantize_f32(v, inv_scale, zp, range) as i32;
             }
         }
-        _ => return Err(Error::new(ErrorCode::InvalidType, "quantize output dtype", 0)),
+        _ => {
+            return Err(Error::new(
+                ErrorCode::InvalidType,
+                "quantize output dtype",
+                0,
+            ))
+        }
     }
     Ok(())
 }
@@ -66,7 +81,13 @@ fn int_elements<'d>(t: &etch_runtime::TensorView<'d>) -> Result<IntElements<'d>>
         ScalarType::BYTE => IntElements::U8(t.as_u8()?),
         ScalarType::SHORT => IntElements::I16(t.as_i16()?),
         ScalarType::INT => IntElements::I32(t.as_i32()?),
-        _ => return Err(Error::new(ErrorCode::InvalidType, "dequantize input dtype", 0)),
+        _ => {
+            return Err(Error::new(
+                ErrorCode::InvalidType,
+                "dequantize input dtype",
+                0,
+            ))
+        }
     })
 }
 
@@ -94,7 +115,15 @@ impl IntElements<'_> {
 pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
     name: "quantized_decomposed::dequantize_per_tensor.out",
     args: &[
-        A::Tensor, A::Double, A::Int, A::Int, A::Int, A::ScalarType, A::OptScalarType, A::Tensor, A::Tensor,
+        A::Tensor,
+        A::Double,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::ScalarType,
+        A::OptScalarType,
+        A::Tensor,
+        A::Tensor,
     ],
     run: |ctx| dequantize_per_tensor(ctx, 7),
 };
@@ -123,7 +152,15 @@ pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: us
 pub const DEQUANTIZE_PER_CHANNEL_OUT: Kernel = Kernel {
     name: "quantized_decomposed::dequantize_per_channel.out",
     args: &[
-        A::Tensor, A::Tensor, A::OptTensor, A::Int, A::Int, A::Int, A::ScalarType, A::OptScalarType, A::Tensor,
+        A::Tensor,
+        A::Tensor,
+        A::OptTensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::ScalarType,
+        A::OptScalarType,
+        A::Tensor,
         A::Tensor,
     ],
     run: dequantize_per_channel_out,
@@ -135,7 +172,10 @@ fn dequantize_per_channel_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (x, scales) = (required(x, 0)?, required(scales, 1)?);
     let rank = x.shape.rank() as i64;
     let axis = if axis < 0 { axis + rank } else { axis };
-    if !(0..rank).contains(&axis) || x.numel() != out.numel() || x.shape.sizes() != out.shape.sizes() {
+    if !(0..rank).contains(&axis)
+        || x.numel() != out.numel()
+        || x.shape.sizes() != out.shape.sizes()
+    {
         return Err(bad("dequantize_per_channel axis or size"));
     }
     let channels = x.shape.size(axis as isize);
@@ -160,11 +200,21 @@ fn dequantize_per_channel_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         return Err(bad("dequantize_per_channel parameter sizes"));
     }
     // Element i (physical) belongs to channel (i / stride) % channels.
-    let stride = x.shape.strides().get(axis as usize).copied().unwrap_or(1).max(1);
+    let stride = x
+        .shape
+        .strides()
+        .get(axis as usize)
+        .copied()
+        .unwrap_or(1)
+        .max(1);
     let q = int_elements(&x)?;
     let out_strides_match = x.shape.memory_order_matches(out.shape.dim_order());
     if !out_strides_match {
-        return Err(Error::new(ErrorCode::NotSupported, "dequantize_per_channel layout change", 0));
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "dequantize_per_channel layout change",
+            0,
+        ));
     }
     for (i, o) in out.as_f32_mut()?.iter_mut().enumerate() {
         let c = (i / stride) % channels.max(1);
