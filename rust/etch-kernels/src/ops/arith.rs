@@ -36,7 +36,7 @@ pub fn round_half_even(x: f32) -> f32 {
     // Adding and subtracting 2^23 rounds to an integer in the FPU's default
     // mode (ties to even); values at or above 2^23 are integers already.
     const TWO23: f32 = 8_388_608.0;
-    if !(x.abs() < TWO23) {
+    if x.is_nan() || x.abs() >= TWO23 {
         return x;
     }
     let r = if x >= 0.0 {
