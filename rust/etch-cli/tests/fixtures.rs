@@ -108,3 +108,66 @@ fn inspect_rejects_a_corrupt_file_with_the_code() {
     assert_eq!(stderr.lines().count(), 1, "one-line error: {stderr}");
     assert!(stderr.contains("InvalidProgram (0x23)"), "{stderr}");
 }
+
+#[test]
+fn run_compare_is_bit_exact_for_every_fixture() {
+    for pte in fixtures() {
+        let stem = pte.with_extension("");
+        let input = format!("{}.input0.npy", stem.display());
+        let reference = format!("{}.output0.npy", stem.display());
+        let (ok, stdout, stderr) = etch(&[
+            "run",
+            pte.to_str().unwrap(),
+            "--input",
+            &input,
+            "--compare",
+            &reference,
+        ]);
+        assert!(ok, "{}: {stderr}", pte.display());
+        assert!(stdout.contains("bit-exact"), "{stdout}");
+    }
+}
+
+#[test]
+fn run_compare_fails_on_a_different_reference() {
+    let dir = fixture_dir();
+    let pte = dir.join("tiny_cm_m0.pte");
+    // The M0 program's input compared against another model's output.
+    let (ok, stdout, _) = etch(&[
+        "run",
+        pte.to_str().unwrap(),
+        "--input",
+        dir.join("tiny_cm_m0.input0.npy").to_str().unwrap(),
+        "--compare",
+        dir.join("tiny_portable_pt.output0.npy").to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(stdout.contains("elements differ"), "{stdout}");
+}
+
+#[test]
+fn inspect_prints_the_exact_method_state_bytes() {
+    for pte in fixtures() {
+        let (_, stdout, _) = etch(&["inspect", "--json", pte.to_str().unwrap()]);
+        let got: Value = serde_json::from_str(&stdout).unwrap();
+        let bytes = std::fs::read(&pte).unwrap();
+        let aligned: Vec<u128> = {
+            let mut v = vec![0u128; bytes.len().div_ceil(16)];
+            bytemuck::cast_slice_mut::<u128, u8>(&mut v)[..bytes.len()].copy_from_slice(&bytes);
+            v
+        };
+        let data = &bytemuck::cast_slice::<u128, u8>(&aligned)[..bytes.len()];
+        let program = etch_runtime::Program::from_bytes(
+            data,
+            etch_runtime::Verification::InternalConsistency,
+        )
+        .unwrap();
+        for m in got["methods"].as_array().unwrap() {
+            let meta = program.method_meta(m["name"].as_str().unwrap()).unwrap();
+            assert_eq!(
+                m["method_state_bytes"].as_u64().unwrap() as usize,
+                meta.method_state_bytes().unwrap()
+            );
+        }
+    }
+}

@@ -218,10 +218,14 @@ impl<'a, 'm> Method<'a, 'm> {
             }
         }
         if missing > 0 {
+            // Name every missing operator once, and count distinct ones.
+            let distinct = meta.for_each_missing_operator(kernels, |_name, _overload| {
+                etch_log!(error, "missing operator: {}.{}", _name, _overload);
+            })?;
             return Err(Error::new(
                 ErrorCode::OperatorMissing,
-                "operators missing from the registry (at = count)",
-                missing,
+                "operators missing from the registry (at = how many)",
+                distinct as u32,
             ));
         }
 

@@ -154,3 +154,244 @@ fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     }
     Ok(())
 }
+
+/// ExecuTorch's `val_at`: a one-element list applies to every dimension, an
+/// empty one gives `default`.
+fn val_at(list: &etch_runtime::context::IntList, i: usize, default: i64) -> i64 {
+    match list.as_slice() {
+        [] => default,
+        [v] => *v,
+        l => l.get(i).copied().unwrap_or(default),
+    }
+}
+
+/// Element index of NCHW coordinate `(n, c, y, x)` under `strides`.
+#[inline]
+fn at4(strides: &[usize], n: usize, c: usize, y: usize, x: usize) -> usize {
+    let s = |d: usize| strides.get(d).copied().unwrap_or(0);
+    n * s(0) + c * s(1) + y * s(2) + x * s(3)
+}
+
+/// Input position of output `o`, kernel tap `k` (signed arithmetic as in the
+/// C++ loops, which test the wrapped `size_t` against the size).
+#[inline]
+fn tap(o: usize, k: usize, stride: i64, dil: i64, pad: i64, size: usize) -> Option<usize> {
+    let pos = stride * o as i64 + dil * k as i64 - pad;
+    (pos >= 0 && (pos as usize) < size).then_some(pos as usize)
+}
+
+/// `convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
+/// SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[]
+/// output_padding, SymInt groups, *, Tensor(a!) out)`, f32, 2-D, not
+/// transposed. Portable `op_convolution.cpp`: per output element,
+/// `accum = 0`, then `accum += in·w` over input channels of the group, kernel
+/// rows, kernel columns (in-bounds taps only), then `accum += bias`.
+pub const CONVOLUTION_OUT: Kernel = Kernel {
+    name: "aten::convolution.out",
+    args: &[
+        A::Tensor,
+        A::Tensor,
+        A::OptTensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Bool,
+        A::IntList,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: convolution_out,
+};
+
+fn convolution_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    if ctx.bool(6)? {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "transposed convolution",
+            0,
+        ));
+    }
+    let (stride, padding, dilation) = (ctx.int_list(3)?, ctx.int_list(4)?, ctx.int_list(5)?);
+    let groups = usize::try_from(ctx.int(8)?).map_err(|_| bad("groups"))?;
+    let (sy, sx) = (val_at(&stride, 0, 1), val_at(&stride, 1, 1));
+    let (py, px) = (val_at(&padding, 0, 0), val_at(&padding, 1, 0));
+    let (dy, dx) = (val_at(&dilation, 0, 1), val_at(&dilation, 1, 1));
+    let ([x, w, bias], [mut out]) = ctx.io([0, 1, 2], [9])?;
+    let (x, w) = (required(x, 0)?, required(w, 1)?);
+    if x.shape.rank() != 4 || w.shape.rank() != 4 || out.shape.rank() != 4 || groups == 0 {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "convolution other than 2-D",
+            0,
+        ));
+    }
+    let (n, in_c, in_h, in_w) = (
+        x.shape.size(0),
+        x.shape.size(1),
+        x.shape.size(2),
+        x.shape.size(3),
+    );
+    let (out_c, out_h, out_w) = (out.shape.size(1), out.shape.size(2), out.shape.size(3));
+    let (w_h, w_w) = (w.shape.size(2), w.shape.size(3));
+    let (in_per_group, out_per_group) = (in_c / groups, out_c / groups);
+    if in_c % groups != 0
+        || out_c % groups != 0
+        || w.shape.size(0) != out_c
+        || w.shape.size(1) != in_per_group
+        || out.shape.size(0) != n
+    {
+        return Err(bad("convolution shapes"));
+    }
+    let (xs, ws, os) = (x.shape.strides(), w.shape.strides(), out.shape.strides());
+    let (xd, wd) = (x.as_f32()?, w.as_f32()?);
+    let bias = bias.map(|b| b.as_f32()).transpose()?;
+    if bias.is_some_and(|b| b.len() != out_c) {
+        return Err(bad("convolution bias size"));
+    }
+    let od = out.as_f32_mut()?;
+    for b in 0..n {
+        for oc in 0..out_c {
+            let g = oc / out_per_group.max(1);
+            for oy in 0..out_h {
+                for ox in 0..out_w {
+                    let mut accum = 0.0f32;
+                    for ic in g * in_per_group..(g + 1) * in_per_group {
+                        for ky in 0..w_h {
+                            let Some(iy) = tap(oy, ky, sy, dy, py, in_h) else {
+                                continue;
+                            };
+                            for kx in 0..w_w {
+                                let Some(ix) = tap(ox, kx, sx, dx, px, in_w) else {
+                                    continue;
+                                };
+                                let xv = xd.get(at4(&xs, b, ic, iy, ix)).copied().unwrap_or(0.0);
+                                let wv = wd
+                                    .get(at4(&ws, oc, ic - g * in_per_group, ky, kx))
+                                    .copied()
+                                    .unwrap_or(0.0);
+                                accum += xv * wv;
+                            }
+                        }
+                    }
+                    if let Some(bias) = bias {
+                        accum += bias.get(oc).copied().unwrap_or(0.0);
+                    }
+                    let Some(o) = od.get_mut(at4(&os, b, oc, oy, ox)) else {
+                        return Err(bad("convolution output index"));
+                    };
+                    *o = accum;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[],
+/// int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True,
+/// int? divisor_override=None, *, Tensor(a!) out)`, f32, contiguous.
+/// Portable `kernel_reduction_then_map_2d`: the first in-bounds value starts
+/// the sum, later ones are added in row-major window order; then
+/// `sum / count` (count includes the padding clipped to `in + pad` when
+/// `count_include_pad`) or `sum / divisor_override`.
+pub const AVG_POOL2D_OUT: Kernel = Kernel {
+    name: "aten::avg_pool2d.out",
+    args: &[
+        A::Tensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Bool,
+        A::Bool,
+        A::OptInt,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: avg_pool2d_out,
+};
+
+fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (kernel, stride, padding) = (ctx.int_list(1)?, ctx.int_list(2)?, ctx.int_list(3)?);
+    let include_pad = ctx.bool(5)?;
+    let divisor = ctx.opt_int(6)?;
+    let (kh, kw) = (val_at(&kernel, 0, 1), val_at(&kernel, 1, 1));
+    let (sh, sw) = (val_at(&stride, 0, kh), val_at(&stride, 1, kw));
+    let (ph, pw) = (val_at(&padding, 0, 0), val_at(&padding, 1, 0));
+    let ([x], [mut out]) = ctx.io([0], [7])?;
+    let x = required(x, 0)?;
+    if x.shape.rank() != 4
+        || out.shape.rank() != 4
+        || !x.shape.is_contiguous()
+        || !out.shape.is_contiguous()
+    {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "avg_pool2d needs contiguous 4-D tensors",
+            0,
+        ));
+    }
+    if kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || divisor == Some(0) {
+        return Err(bad("avg_pool2d parameters"));
+    }
+    let (n, c, ih, iw) = (
+        x.shape.size(0),
+        x.shape.size(1),
+        x.shape.size(2),
+        x.shape.size(3),
+    );
+    let (oh, ow) = (out.shape.size(2), out.shape.size(3));
+    if out.shape.size(0) != n || out.shape.size(1) != c {
+        return Err(bad("avg_pool2d output shape"));
+    }
+    let (xs, os) = (x.shape.strides(), out.shape.strides());
+    let xd = x.as_f32()?;
+    let od = out.as_f32_mut()?;
+    for b in 0..n {
+        for ch in 0..c {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let (ih0, iw0) = (oy as i64 * sh - ph, ox as i64 * sw - pw);
+                    let ih1 = (ih0 + kh).min(ih as i64 + ph);
+                    let iw1 = (iw0 + kw).min(iw as i64 + pw);
+                    let pool_size = (ih1 - ih0) * (iw1 - iw0);
+                    let (ih0c, iw0c) = (ih0.max(0), iw0.max(0));
+                    let (ih1c, iw1c) = (ih1.min(ih as i64), iw1.min(iw as i64));
+                    if ih0c >= ih1c || iw0c >= iw1c {
+                        continue; // upstream leaves such outputs unwritten
+                    }
+                    let count = if include_pad {
+                        pool_size
+                    } else {
+                        (ih1c - ih0c) * (iw1c - iw0c)
+                    };
+                    let mut accum: Option<f32> = None;
+                    for ky in 0..kh as usize {
+                        let Some(y) = tap(oy, ky, sh, 1, ph, ih) else {
+                            continue;
+                        };
+                        for kx in 0..kw as usize {
+                            let Some(xx) = tap(ox, kx, sw, 1, pw, iw) else {
+                                continue;
+                            };
+                            let v = xd.get(at4(&xs, b, ch, y, xx)).copied().unwrap_or(0.0);
+                            accum = Some(match accum {
+                                None => v,
+                                Some(a) => v + a,
+                            });
+                        }
+                    }
+                    let sum = accum.unwrap_or(0.0);
+                    let Some(o) = od.get_mut(at4(&os, b, ch, oy, ox)) else {
+                        return Err(bad("avg_pool2d output index"));
+                    };
+                    *o = match divisor {
+                        Some(d) => sum / d as f32,
+                        None => sum / count as f32,
+                    };
+                }
+            }
+        }
+    }
+    Ok(())
+}

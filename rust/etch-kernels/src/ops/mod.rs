@@ -32,6 +32,10 @@ pub const KERNELS: &[Kernel] = &[
     aten::RELU_OUT,
     #[cfg(feature = "op-aten-addmm-out")]
     aten::ADDMM_OUT,
+    #[cfg(feature = "op-aten-convolution-out")]
+    aten::CONVOLUTION_OUT,
+    #[cfg(feature = "op-aten-avg_pool2d-out")]
+    aten::AVG_POOL2D_OUT,
     #[cfg(feature = "op-dim_order_ops-_clone_dim_order-out")]
     dim_order::CLONE_DIM_ORDER_OUT,
     #[cfg(feature = "op-dim_order_ops-_to_dim_order_copy-out")]
