@@ -9,12 +9,14 @@ out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
 mkdir -p "$out"
 status=0
 for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  for features in "runtime,verify" "runtime"; do
+  for features in "runtime,verify" "runtime" "kernels,verify"; do
     (cd "$probe" && cargo build -q --release --target "$target" --no-default-features --features "$features" \
       --target-dir "$out/cargo")
     lib=$out/cargo/$target/release/libetch_embedded_probe.a
     elf=$out/probe-$target-${features//,/-}.elf
-    arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes -o "$elf" "$lib"
+    extra=""
+    case $features in *kernels*) extra="-u probe_run" ;; esac
+    arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes $extra -o "$elf" "$lib"
     bad=$(arm-none-eabi-nm -C "$elf" | grep -E 'core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|rust_begin_unwind' || true)
     sizes=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
     if [ -n "$bad" ]; then

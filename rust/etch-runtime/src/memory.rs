@@ -8,6 +8,11 @@
 //! aliasing: ExecuTorch's planner never places an operator's input and output
 //! on the same bytes (lifetimes are closed intervals), except for views, which
 //! carry no instruction.
+//!
+//! Slices are split and copied only through checked operations here and in
+//! [`copy_slice`]: the length checks inside `copy_from_slice` and
+//! `split_at_mut` live in outlined core functions that would link panic code
+//! into every firmware, even where the lengths are known to match.
 
 use crate::{Error, ErrorCode, Result, MAX_MEMORY_IDS};
 
@@ -72,8 +77,11 @@ impl<'m> Pieces<'m> {
             .get_mut(i)
             .and_then(Option::take)
             .ok_or_else(overlap)?;
-        let (before, rest) = piece.data.split_at_mut(offset - piece.start);
-        let (mid, after) = rest.split_at_mut(len);
+        let (before, rest) = piece
+            .data
+            .split_at_mut_checked(offset - piece.start)
+            .ok_or_else(overlap)?;
+        let (mid, after) = rest.split_at_mut_checked(len).ok_or_else(overlap)?;
         if !before.is_empty() {
             self.put(Piece {
                 memory,
@@ -111,6 +119,18 @@ impl<'m> Pieces<'m> {
             items: self.items.map(|p| p.map(|p| (p.memory, p.start, &*p.data))),
         }
     }
+}
+
+/// Copies `src` into `dst`; `false` (nothing copied) if their lengths differ.
+/// Compiles to `memcpy` with no panic path.
+pub fn copy_slice<T: Copy>(dst: &mut [T], src: &[T]) -> bool {
+    if dst.len() != src.len() {
+        return false;
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
+    true
 }
 
 /// Read-only pieces left after the writable tensors were taken.

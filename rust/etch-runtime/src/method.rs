@@ -311,12 +311,12 @@ impl<'a, 'm> Method<'a, 'm> {
                 .and_then(|end| buf.get_mut(off..end)),
             _ => None,
         };
-        dst.ok_or(Error::new(
+        let dst = dst.ok_or(Error::new(
             ErrorCode::InvalidProgram,
             "input outside its buffer",
             i as u32,
-        ))?
-        .copy_from_slice(bytes);
+        ))?;
+        crate::memory::copy_slice(dst, bytes);
         self.state.set_input_set(i);
         Ok(())
     }

@@ -123,7 +123,9 @@ pub(crate) struct State<'m> {
 
 fn split<'m>(buf: &mut &'m mut [u8], n: usize) -> &'m mut [u8] {
     let n = n.min(buf.len());
-    let (head, tail) = core::mem::take(buf).split_at_mut(n);
+    let (head, tail) = core::mem::take(buf)
+        .split_at_mut_checked(n)
+        .unwrap_or((&mut [], &mut []));
     *buf = tail;
     head
 }
@@ -168,7 +170,7 @@ impl<'m> State<'m> {
     pub(crate) fn set_kernel(&mut self, instruction: usize, kernel: u16) {
         let i = instruction * KERNEL_BYTES;
         if let Some(b) = self.kernels.get_mut(i..i + KERNEL_BYTES) {
-            b.copy_from_slice(&kernel.to_le_bytes());
+            crate::memory::copy_slice(b, &kernel.to_le_bytes());
         }
     }
 
@@ -183,7 +185,7 @@ impl<'m> State<'m> {
     pub(crate) fn set_delegate(&mut self, index: usize, handle: u32) {
         let i = index * DELEGATE_BYTES;
         if let Some(b) = self.delegates.get_mut(i..i + DELEGATE_BYTES) {
-            b.copy_from_slice(&handle.to_le_bytes());
+            crate::memory::copy_slice(b, &handle.to_le_bytes());
         }
     }
 

@@ -28,6 +28,43 @@ pub extern "C" fn probe_state_bytes(data: *const u8, len: usize) -> u32 {
     }
 }
 
+/// Loads "forward" with the DS-CNN kernels into static memory, runs it on
+/// the input bytes given, and returns the first output byte (or the error
+/// code with the top bit set): the whole path a firmware takes.
+#[cfg(feature = "kernels")]
+#[no_mangle]
+pub extern "C" fn probe_run(data: *const u8, len: usize, input: *const u8, input_len: usize) -> u32 {
+    use etch_runtime::{Method, Output, Program, Verification};
+    #[repr(C, align(16))]
+    struct Arena([u8; 20480]);
+    static mut ARENA: Arena = Arena([0; 20480]);
+    static mut STATE: [u8; 64] = [0; 64];
+    let (Some(bytes), Some(input)) = (bytes(data, len), bytes(input, input_len)) else {
+        return 0x8000_0012;
+    };
+    // SAFETY: the probe is single-threaded and not reentrant; these statics
+    // are only touched here (a firmware would own them the same way).
+    let (arena, state): (&mut [u8], &mut [u8]) = unsafe {
+        (
+            &mut (*core::ptr::addr_of_mut!(ARENA)).0,
+            &mut *core::ptr::addr_of_mut!(STATE),
+        )
+    };
+    let mut planned = [arena];
+    let r = Program::from_bytes(bytes, Verification::InternalConsistency)
+        .and_then(|p| p.method_meta("forward"))
+        .and_then(|meta| {
+            let mut m = Method::load(&meta, state, &mut planned, etch_kernels::KERNELS, &[])?;
+            m.set_input_bytes(0, input)?;
+            m.execute()?;
+            match m.output(0)? {
+                Output::Tensor(t) => Ok(t.data.first().copied().unwrap_or(0) as u32),
+                _ => Ok(0),
+            }
+        });
+    r.unwrap_or_else(|e| 0x8000_0000 | e.code.as_u32())
+}
+
 /// Indexes without a check the compiler can prove: links the panic path.
 #[cfg(feature = "canary")]
 #[no_mangle]

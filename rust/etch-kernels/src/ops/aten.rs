@@ -38,7 +38,7 @@ pub const VIEW_COPY_OUT: Kernel = Kernel {
                 0,
             ));
         }
-        out.data.copy_from_slice(x.data);
+        etch_runtime::memory::copy_slice(out.data, x.data);
         Ok(())
     },
 };

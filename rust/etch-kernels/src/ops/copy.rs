@@ -52,7 +52,7 @@ pub fn strided_copy(
         ) else {
             return Err(bad("copy outside its tensor"));
         };
-        to.copy_from_slice(from);
+        etch_runtime::memory::copy_slice(to, from);
         // Odometer over the logical index, innermost dimension fastest.
         for d in (0..rank).rev() {
             let (Some(i), Some(&size), Some(&ss), Some(&ds)) = (
@@ -89,7 +89,7 @@ pub fn copy_tensor(src: &TensorView<'_>, dst: &mut TensorViewMut<'_>) -> Result<
     }
     let elem = src.dtype.element_size().ok_or(bad("unsized dtype"))?;
     if src.shape.memory_order_matches(dst.shape.dim_order()) && src.data.len() == dst.data.len() {
-        dst.data.copy_from_slice(src.data);
+        etch_runtime::memory::copy_slice(dst.data, src.data);
         return Ok(());
     }
     strided_copy(

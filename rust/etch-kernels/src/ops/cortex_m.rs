@@ -101,23 +101,28 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     } else {
         out_features
     };
-    if out_features == 0 || w.len() % out_features != 0 {
-        return Err(bad("linear weight shape"));
-    }
-    let in_features = w.len() / out_features;
+    let in_features = w.len().checked_div(out_features).unwrap_or(0);
+    let batches = x.len().checked_div(in_features).unwrap_or(0);
     if in_features == 0
-        || x.len() % in_features != 0
-        || out.len() != (x.len() / in_features) * out_features
+        || in_features * out_features != w.len()
+        || batches * in_features != x.len()
+        || out.len() != batches * out_features
     {
         return Err(bad("linear input/output shape"));
     }
     let bias = bias.map(|b| b.as_i32()).transpose()?;
     let kernel_sum = kernel_sum.map(|k| k.as_i32()).transpose()?;
-    for (row, out_row) in x
-        .chunks_exact(in_features)
-        .zip(out.chunks_exact_mut(out_features))
-    {
-        for ((o, w_row), oi) in out_row.iter_mut().zip(w.chunks_exact(in_features)).zip(0..) {
+    for b in 0..batches {
+        let (Some(row), Some(out_row)) = (
+            x.get(b * in_features..(b + 1) * in_features),
+            out.get_mut(b * out_features..(b + 1) * out_features),
+        ) else {
+            return Err(bad("linear index"));
+        };
+        for (oi, o) in out_row.iter_mut().enumerate() {
+            let Some(w_row) = w.get(oi * in_features..(oi + 1) * in_features) else {
+                return Err(bad("linear index"));
+            };
             let acc = match kernel_sum {
                 Some(ks) => {
                     let mut acc = ks.get(oi).copied().unwrap_or(0);
@@ -137,7 +142,7 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                 }
             };
             let v = requantize(acc, mult, shift).wrapping_add(output_offset);
-            *o = v.clamp(act_min, act_max) as i8;
+            *o = v.max(act_min).min(act_max) as i8;
         }
     }
     Ok(())
@@ -200,7 +205,8 @@ impl Conv {
     #[inline]
     fn finish(&self, acc: i32, mult: i32, shift: i32) -> i8 {
         let v = requantize(acc, mult, shift).wrapping_add(self.output_offset);
-        v.clamp(self.act_min, self.act_max) as i8
+        // CMSIS-NN: MAX(v, act_min) then MIN(v, act_max).
+        v.max(self.act_min).min(self.act_max) as i8
     }
 }
 
@@ -470,7 +476,7 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                 else {
                     return Err(bad("pad index"));
                 };
-                d.copy_from_slice(s);
+                etch_runtime::memory::copy_slice(d, s);
             }
         }
     }
@@ -537,18 +543,19 @@ fn quantized_avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                             count += 1;
                         }
                     }
-                    if count == 0 {
-                        return Err(bad("avg_pool window outside the input"));
-                    }
-                    let mean = if sum > 0 {
-                        (sum + count / 2) / count
+                    // CMSIS-NN: rounded half away from zero.
+                    let rounded = if sum > 0 {
+                        sum + count / 2
                     } else {
-                        (sum - count / 2) / count
+                        sum - count / 2
+                    };
+                    let Some(mean) = rounded.checked_div(count) else {
+                        return Err(bad("avg_pool window outside the input"));
                     };
                     let Some(dst) = o.next() else {
                         return Err(bad("avg_pool index"));
                     };
-                    *dst = mean.clamp(-128, 127) as i8;
+                    *dst = mean.max(-128).min(127) as i8;
                 }
             }
         }
