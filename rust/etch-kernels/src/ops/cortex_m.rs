@@ -555,7 +555,7 @@ fn quantized_avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                     let Some(dst) = o.next() else {
                         return Err(bad("avg_pool index"));
                     };
-                    *dst = mean.max(-128).min(127) as i8;
+                    *dst = mean.clamp(-128, 127) as i8;
                 }
             }
         }
