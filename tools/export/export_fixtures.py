@@ -53,6 +53,25 @@ def export_portable(name, per_channel):
     return buf, x.numpy(), out.numpy(), None, None
 
 
+def export_xnnpack_delegate(name):
+    """A delegated program (XnnpackBackend, inline blob, weights in named_data):
+    exercises DelegateCall, backend lookup and named data. Reference output from
+    ExecuTorch's runtime, which has the XNNPACK backend."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.runtime import Runtime
+
+    model, shape = models.make(name)
+    x = models.fixed_input(shape)
+    ep = torch.export.export(model, (x,), strict=True)
+    et = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch(
+        ExecutorchBackendConfig(extract_delegate_segments=False)
+    )
+    buf = et.buffer
+    out = Runtime.get().load_program(buf).load_method("forward").execute([x])[0]
+    return buf, x.numpy(), out.numpy(), None, None
+
+
 def export_cortex_m(name, cpu, int8_io):
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
@@ -136,6 +155,7 @@ def main():
                 n = f"{m}_cm_{cpu.lower()}" + ("_int8io" if io else "")
                 how = f"cortex_m flow, CortexMQuantizer, cpu {cpu}, {'int8' if io else 'float'} I/O"
                 jobs.append((n, lambda m=m, cpu=cpu, io=io: export_cortex_m(m, cpu, io), how))
+    jobs.append(("tiny_xnnpack_delegate", lambda: export_xnnpack_delegate("tiny"), "float, XnnpackPartitioner: one XnnpackBackend delegate (inline blob, weights in named_data)"))
     for name, fn, how in jobs:
         if args.only not in name:
             continue
@@ -148,7 +168,10 @@ def main():
             np.savez_compressed(base + ".intermediates.npz", **inter)
         facts = pte_facts.facts(bytes(buf))
         facts["made_by"] = how
-        facts["reference"] = "executorch.runtime (portable kernels)" if "portable" in name else "cortex_m reference ops (operators.py) over the final graph"
+        facts["reference"] = (
+            "cortex_m reference ops (operators.py) over the final graph" if "_cm_" in name
+            else "executorch.runtime (portable kernels, XNNPACK backend)"
+        )
         if io:
             facts["io_qparams"] = io
         with open(base + ".expected.json", "w") as f:

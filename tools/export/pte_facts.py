@@ -38,6 +38,11 @@ def facts(data: bytes) -> dict:
             "operators": [{"name": op.name, "overload": op.overload, "count": counts[i]} for i, op in enumerate(plan.operators)],
             "planned_buffers": list(plan.non_const_buffer_sizes[1:]),
             "inputs": [_io(plan, i) for i in plan.inputs],
+            "delegates": [
+                {"id": d.id, "location": int(d.processed.location), "index": d.processed.index,
+                 "compile_specs": [s.key for s in d.compile_specs]}
+                for d in plan.delegates
+            ],
             "outputs": [_io(plan, i) for i in plan.outputs],
         })
     return {
@@ -45,5 +50,7 @@ def facts(data: bytes) -> dict:
         "program_size": program_size,
         "segments": [{"offset": s.offset, "size": s.size} for s in program.segments],
         "constant_segment_offsets": list(program.constant_segment.offsets),
+        "backend_delegate_data_sizes": [len(d.data) for d in program.backend_delegate_data],
+        "named_data": [{"key": n.key, "segment_index": n.segment_index} for n in program.named_data],
         "methods": methods,
     }

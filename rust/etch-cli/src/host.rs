@@ -57,6 +57,18 @@ pub fn load_method<'a, 'm>(
 ) -> Result<Method<'a, 'm>, String> {
     Method::load(meta, state, planned, etch_kernels::KERNELS, &[]).map_err(|e| {
         let mut msg = e.to_string();
+        if e.code == etch_runtime::ErrorCode::NotFound {
+            let ids: Vec<String> = meta
+                .plan()
+                .delegates()
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|d| d.ok()?.id().ok().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            msg = format!("{msg}; etch has no backend for: {}", ids.join(", "));
+        }
         if e.code == etch_runtime::ErrorCode::OperatorMissing {
             let mut names = Vec::new();
             let _ = meta.for_each_missing_operator(etch_kernels::KERNELS, |n, o| {
