@@ -1,7 +1,9 @@
 //! `aten::*` portable kernels (ExecuTorch `kernels/portable/cpu`).
 
 use etch_runtime::context::required;
-use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType};
+#[allow(unused_imports)] // used only under dtype features
+use etch_runtime::ScalarType;
+use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::copy;
 
@@ -73,16 +75,18 @@ pub const RELU_OUT: Kernel = Kernel {
                 for (o, &v) in out.as_f32_mut()?.iter_mut().zip(x.as_f32()?) {
                     *o = if v.is_nan() || v >= 0.0 { v } else { 0.0 };
                 }
+                Ok(())
             }
             #[cfg(feature = "dtype-i8")]
             ScalarType::CHAR => {
                 for (o, &v) in out.as_i8_mut()?.iter_mut().zip(x.as_i8()?) {
                     *o = v.max(0);
                 }
+                Ok(())
             }
-            _ => return Err(Error::new(ErrorCode::InvalidType, "relu dtype", 0)),
+            // Element types not selected by `dtype-*` features land here too.
+            _ => Err(Error::new(ErrorCode::InvalidType, "relu dtype", 0)),
         }
-        Ok(())
     },
 };
 
