@@ -27,6 +27,20 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
     fi
   done
 done
+# Selective build: the DS-CNN selection links the DS-CNN kernels and nothing
+# of the operators it did not select.
+syms=$(arm-none-eabi-nm -C "$out/probe-thumbv7em-none-eabihf-kernels-verify.elf")
+unselected=$(grep -E 'ops::aten::|ops::prim::|dequantize_per_channel|DEQUANTIZE_PER_CHANNEL|ADDMM|RELU_OUT' <<<"$syms" || true)
+missing=""
+for k in quantized_conv2d_out quantized_depthwise_conv2d_out quantized_linear_out pad_out quantized_avg_pool2d_out; do
+  grep -q "ops::cortex_m::$k" <<<"$syms" || missing="$missing $k"
+done
+if [ -n "$unselected" ] || [ -n "$missing" ]; then
+  echo "FAIL selective build: unselected kernels linked: ${unselected:-none}; selected missing:${missing:- none}"; status=1
+else
+  echo "ok   selective build: DS-CNN kernels only (no aten::, prim::, per-channel dequantize symbols)"
+fi
+
 # The check must be able to fail: a build with a deliberate panic is flagged.
 (cd "$probe" && cargo build -q --release --target thumbv7em-none-eabihf --features canary --target-dir "$out/cargo")
 arm-none-eabi-ld --gc-sections -e probe_verify -u probe_verify_canary -o "$out/canary.elf" \
