@@ -140,6 +140,21 @@ def export_cortex_m(name, cpu, int8_io):
     return buf, x_in.contiguous().numpy(), out.contiguous().numpy(), record, io
 
 
+def save_npz_deterministic(path, arrays):
+    """np.savez_compressed, but with fixed zip timestamps so re-exports are
+    byte-identical."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for key, arr in arrays.items():
+            buf = io.BytesIO()
+            np.save(buf, arr)
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, buf.getvalue())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -155,6 +170,10 @@ def main():
                 n = f"{m}_cm_{cpu.lower()}" + ("_int8io" if io else "")
                 how = f"cortex_m flow, CortexMQuantizer, cpu {cpu}, {'int8' if io else 'float'} I/O"
                 jobs.append((n, lambda m=m, cpu=cpu, io=io: export_cortex_m(m, cpu, io), how))
+    for m in ("zoo", "attn"):
+        for cpu in ("M55", "M33"):
+            jobs.append((f"{m}_cm_{cpu.lower()}", lambda m=m, cpu=cpu: export_cortex_m(m, cpu, False),
+                         f"cortex_m flow, CortexMQuantizer, cpu {cpu}, float I/O"))
     jobs.append(("tiny_xnnpack_delegate", lambda: export_xnnpack_delegate("tiny"), "float, XnnpackPartitioner: one XnnpackBackend delegate (inline blob, weights in named_data)"))
     for name, fn, how in jobs:
         if args.only not in name:
@@ -165,7 +184,7 @@ def main():
         np.save(base + ".input0.npy", x)
         np.save(base + ".output0.npy", y)
         if inter is not None:
-            np.savez_compressed(base + ".intermediates.npz", **inter)
+            save_npz_deterministic(base + ".intermediates.npz", inter)
         facts = pte_facts.facts(bytes(buf))
         facts["made_by"] = how
         facts["reference"] = (

@@ -34,7 +34,10 @@ Per file:
 
 Models: **tiny** = Linear(16,32) → ReLU → Linear(32,8), input 1×16; **dscnn** = MLPerf Tiny DS-CNN
 (`executorch.examples.models.mlperf_tiny.ds_cnn.DSCNNKWS`, input 1×1×49×10) with deterministic
-random weights and BN statistics (seed 1234). Calibration: the fixed input + 15 `randn` samples (seed 4321).
+random weights and BN statistics (seed 1234); **zoo** (1×4×8×8) and **attn** (1×8×16) exercise the
+remaining cortex_m operators (add, mul, activation LUT, max/avg pool, transposed conv, pad, softmax,
+batch matmul, transpose) and the float ops the flow leaves behind (`tools/export/models.py`).
+Calibration: the fixed input + 15 `randn` samples (seed 4321).
 
 | file | how it was made | bytes | operators (KernelCalls) | instr. | arena bytes |
 |---|---|---:|---|---:|---:|

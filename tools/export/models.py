@@ -21,6 +21,44 @@ class Tiny(nn.Module):
         return self.fc2(self.relu(self.fc1(x)))
 
 
+class Zoo(nn.Module):
+    """Exercises the cortex_m elementwise, activation, pooling, transposed-conv,
+    pad and softmax operators (and the float ops the flow leaves behind)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 1)
+        self.tconv = nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        a = torch.relu(self.conv(x))
+        b = self.conv2(a)
+        c = a + b
+        d = c * torch.sigmoid(b)
+        e = torch.nn.functional.max_pool2d(d, 2)
+        f = torch.maximum(e, torch.minimum(e, e * 0.5))
+        g = self.tconv(f)
+        h = torch.nn.functional.pad(g, (1, 1, 1, 1))
+        i = torch.nn.functional.avg_pool2d(h, 2)
+        j = i.flatten(1)[:, :32]
+        return torch.softmax(self.fc(j), dim=-1)
+
+
+class Attn(nn.Module):
+    """Attention-style scores: batch matmul of two activations, softmax, transpose."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16)
+
+    def forward(self, x):
+        scores = torch.matmul(self.q(x), self.k(x).transpose(1, 2))
+        return torch.softmax(scores, dim=-1).permute(0, 2, 1)
+
+
 def make(name: str):
     """Returns (model in eval mode with deterministic weights, input shape)."""
     torch.manual_seed(WEIGHT_SEED)
@@ -38,6 +76,10 @@ def make(name: str):
                 m.weight.data.uniform_(0.5, 1.5)
                 m.bias.data.uniform_(-0.5, 0.5)
         return model.eval(), (1, 1, 49, 10)
+    if name == "zoo":
+        return Zoo().eval(), (1, 4, 8, 8)
+    if name == "attn":
+        return Attn().eval(), (1, 8, 16)
     raise ValueError(name)
 
 

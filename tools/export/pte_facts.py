@@ -50,7 +50,7 @@ def facts(data: bytes) -> dict:
         "program_size": program_size,
         "segments": [{"offset": s.offset, "size": s.size} for s in program.segments],
         "constant_segment_offsets": list(program.constant_segment.offsets),
-        "backend_delegate_data_sizes": [len(d.data) for d in program.backend_delegate_data],
-        "named_data": [{"key": n.key, "segment_index": n.segment_index} for n in program.named_data],
+        "backend_delegate_data_sizes": [len(d.data) for d in (program.backend_delegate_data or [])],
+        "named_data": [{"key": n.key, "segment_index": n.segment_index} for n in (program.named_data or [])],
         "methods": methods,
     }

@@ -18,7 +18,7 @@ fn fixtures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "pte"))
         .collect();
     v.sort();
-    assert_eq!(v.len(), 17, "expected the 17 committed fixtures");
+    assert_eq!(v.len(), 21, "expected the 21 committed fixtures");
     v
 }
 

@@ -82,6 +82,82 @@ pub fn divide_by_power_of_two(dividend: i32, exponent: i32) -> i32 {
     result
 }
 
+
+/// CMSIS-NN `arm_nn_doubling_high_mult` (`MUL_SAT`): rounding doubling high
+/// multiply, saturating only for `MIN * MIN`; the division truncates toward
+/// zero as in C.
+#[inline]
+pub fn mul_sat(m1: i32, m2: i32) -> i32 {
+    let mut mult: i64 = 1 << 30;
+    if (m1 < 0) ^ (m2 < 0) {
+        mult = 1 - mult;
+    }
+    mult += m1 as i64 * m2 as i64;
+    if m1 == m2 && m1 == i32::MIN {
+        return i32::MAX;
+    }
+    (mult / (1i64 << 31)) as i32
+}
+
+/// CMSIS-NN `arm_nn_mult_by_power_of_two` (`MUL_POW2`): saturating shift left.
+#[inline]
+pub fn mul_pow2(val: i32, exp: i32) -> i32 {
+    let exp = exp.clamp(0, 31);
+    let thresh = ((1i64 << (31 - exp)) - 1) as i32;
+    if val > thresh {
+        i32::MAX
+    } else if val < thresh.wrapping_neg() {
+        i32::MIN
+    } else {
+        val.wrapping_shl(exp as u32)
+    }
+}
+
+/// CMSIS-NN `arm_nn_exp_on_negative_values` (5 integer bits).
+pub fn exp_on_negative_values(val: i32) -> i32 {
+    const SHIFT_START: u32 = 24;
+    let val_mod_minus_quarter = (val & ((1 << SHIFT_START) - 1)).wrapping_sub(1 << SHIFT_START);
+    let remainder = val_mod_minus_quarter.wrapping_sub(val);
+    let x = (val_mod_minus_quarter.wrapping_shl(5)).wrapping_add(1 << 28);
+    let x2 = mul_sat(x, x);
+    let inner = divide_by_power_of_two(mul_sat(x2, x2), 2).wrapping_add(mul_sat(x2, x));
+    let inner = divide_by_power_of_two(mul_sat(inner, 715_827_883).wrapping_add(x2), 1);
+    let mut result = 1_895_147_668i32.wrapping_add(mul_sat(1_895_147_668, x.wrapping_add(inner)));
+    const STEPS: [i32; 7] = [
+        1_672_461_947,
+        1_302_514_674,
+        790_015_084,
+        290_630_308,
+        39_332_535,
+        720_401,
+        242,
+    ];
+    for (shift, k) in (SHIFT_START..).zip(STEPS) {
+        if remainder & (1i32.wrapping_shl(shift)) != 0 {
+            result = mul_sat(result, k);
+        }
+    }
+    if val == 0 {
+        i32::MAX
+    } else {
+        result
+    }
+}
+
+/// CMSIS-NN `arm_nn_one_over_one_plus_x_for_x_in_0_1` (`ONE_OVER1`): three
+/// Newton-Raphson steps.
+pub fn one_over_one_plus_x(val: i32) -> i32 {
+    let sum = val as i64 + i32::MAX as i64;
+    let half_denominator = ((sum + if sum >= 0 { 1 } else { -1 }) / 2) as i32;
+    let mut x = 1_515_870_810i32.wrapping_add(mul_sat(half_denominator, -1_010_580_540));
+    let shift = 1i32 << 29;
+    for _ in 0..3 {
+        let e = shift.wrapping_sub(mul_sat(half_denominator, x));
+        x = x.wrapping_add(mul_pow2(mul_sat(x, e), 2));
+    }
+    mul_pow2(x, 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

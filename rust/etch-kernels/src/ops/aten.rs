@@ -400,3 +400,152 @@ fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     }
     Ok(())
 }
+
+/// Applies `f` elementwise with broadcasting, for one element type.
+fn binary<T: Copy + bytemuck::Pod>(
+    a: &etch_runtime::TensorView<'_>,
+    b: &etch_runtime::TensorView<'_>,
+    out: &mut etch_runtime::TensorViewMut<'_>,
+    f: impl Fn(T, T) -> T,
+) -> Result<()> {
+    let (ad, bd): (&[T], &[T]) = (
+        bytemuck::try_cast_slice(a.data).map_err(|_| bad("operand data"))?,
+        bytemuck::try_cast_slice(b.data).map_err(|_| bad("operand data"))?,
+    );
+    let shape = out.shape;
+    let od: &mut [T] = bytemuck::try_cast_slice_mut(out.data).map_err(|_| bad("output data"))?;
+    super::elementwise::for_each_broadcast(&a.shape, &b.shape, &shape, |ia, ib, io| {
+        let (Some(&x), Some(&y), Some(o)) = (ad.get(ia), bd.get(ib), od.get_mut(io)) else {
+            return Err(bad("elementwise index"));
+        };
+        *o = f(x, y);
+        Ok(())
+    })
+}
+
+/// Runs a binary op `(Tensor self, Tensor other, *, Tensor(a!) out)` on f32
+/// or i8 tensors of one dtype, with broadcasting.
+fn binary_op(
+    ctx: &mut KernelContext<'_, '_>,
+    f32_op: fn(f32, f32) -> f32,
+    i8_op: fn(i8, i8) -> i8,
+) -> Result<()> {
+    let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
+    let (a, b) = (required(a, 0)?, required(b, 1)?);
+    if a.dtype != out.dtype || b.dtype != out.dtype {
+        return Err(Error::new(ErrorCode::InvalidType, "mixed dtypes", 0));
+    }
+    let _ = (&f32_op, &i8_op);
+    match out.dtype {
+        #[cfg(feature = "dtype-f32")]
+        ScalarType::FLOAT => binary(&a, &b, &mut out, f32_op),
+        #[cfg(feature = "dtype-i8")]
+        ScalarType::CHAR => binary(&a, &b, &mut out, i8_op),
+        _ => Err(Error::new(ErrorCode::InvalidType, "elementwise dtype", 0)),
+    }
+}
+
+/// `mul.out(Tensor self, Tensor other, *, Tensor(a!) out)`: portable
+/// `op_mul.cpp`, `a * b` in the element type, broadcasting.
+pub const MUL_OUT: Kernel = Kernel {
+    name: "aten::mul.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| binary_op(ctx, |a, b| a * b, |a, b| a.wrapping_mul(b)),
+};
+
+/// `minimum.out(Tensor self, Tensor other, *, Tensor(a!) out)`: NaN
+/// propagates (portable `min_override`).
+pub const MINIMUM_OUT: Kernel = Kernel {
+    name: "aten::minimum.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| {
+        binary_op(
+            ctx,
+            |a, b| {
+                if a.is_nan() {
+                    a
+                } else if b.is_nan() {
+                    b
+                } else if b < a {
+                    b
+                } else {
+                    a
+                }
+            },
+            |a, b| a.min(b),
+        )
+    },
+};
+
+/// `maximum.out(Tensor self, Tensor other, *, Tensor(a!) out)`: NaN
+/// propagates (portable `max_override`).
+pub const MAXIMUM_OUT: Kernel = Kernel {
+    name: "aten::maximum.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| {
+        binary_op(
+            ctx,
+            |a, b| {
+                if a.is_nan() {
+                    a
+                } else if b.is_nan() {
+                    b
+                } else if b > a {
+                    b
+                } else {
+                    a
+                }
+            },
+            |a, b| a.max(b),
+        )
+    },
+};
+
+/// `slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None,
+/// SymInt? end=None, SymInt step=1, *, Tensor(a!) out)`.
+pub const SLICE_COPY_TENSOR_OUT: Kernel = Kernel {
+    name: "aten::slice_copy.Tensor_out",
+    args: &[
+        A::Tensor,
+        A::Int,
+        A::OptInt,
+        A::OptInt,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: slice_copy,
+};
+
+fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (dim, start, step) = (ctx.int(1)?, ctx.opt_int(2)?.unwrap_or(0), ctx.int(4)?);
+    let ([x], [out]) = ctx.io([0], [5])?;
+    let x = required(x, 0)?;
+    let rank = x.shape.rank() as i64;
+    let dim = if dim < 0 { dim + rank } else { dim };
+    if !(0..rank).contains(&dim)
+        || step <= 0
+        || x.dtype != out.dtype
+        || out.shape.rank() != x.shape.rank()
+    {
+        return Err(bad("slice_copy arguments"));
+    }
+    let size = x.shape.size(dim as isize) as i64;
+    let start = if start < 0 { start + size } else { start }.clamp(0, size) as usize;
+    // Source strides with `dim` stepped, starting at `start`.
+    let mut strides = x.shape.strides();
+    let base = strides.get(dim as usize).copied().unwrap_or(0) * start;
+    if let Some(s) = strides.get_mut(dim as usize) {
+        *s *= step as usize;
+    }
+    for d in 0..x.shape.rank() {
+        if d != dim as usize && x.shape.size(d as isize) != out.shape.size(d as isize) {
+            return Err(bad("slice_copy output shape"));
+        }
+    }
+    let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
+    let src = x.data.get(base * elem..).ok_or(bad("slice start"))?;
+    let out_strides = out.shape.strides();
+    let sizes = out.shape;
+    copy::strided_copy(src, &strides, out.data, &out_strides, sizes.sizes(), elem)
+}

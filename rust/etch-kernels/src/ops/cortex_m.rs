@@ -4,7 +4,7 @@
 use etch_runtime::context::required;
 use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
 
-use super::arith::requantize;
+use super::arith::{divide_by_power_of_two, requantize};
 
 fn bad(what: &'static str) -> Error {
     Error::new(ErrorCode::InvalidArgument, what, 0)
@@ -557,6 +557,481 @@ fn quantized_avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                     };
                     *dst = mean.clamp(-128, 127) as i8;
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Element `i` of a broadcast operand: equal sizes, or one value per channel
+/// of a channels-last output (the only broadcast the cortex_m ops accept).
+fn channel_or_same(len: usize, out_len: usize, channels: usize, i: usize) -> Option<usize> {
+    if len == out_len {
+        Some(i)
+    } else if len == channels && channels > 0 {
+        Some(i % channels)
+    } else if len == 1 {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// `quantized_add.out(Tensor self, int self_zero_point, int self_multiplier,
+/// int self_shift, Tensor other, int other_zero_point, int other_multiplier,
+/// int other_shift, int output_zero_point, int output_multiplier,
+/// int output_shift, int activation_min, int activation_max, *, Tensor(a!) out)`
+/// → `arm_elementwise_add_s8`: each input `((x - zp) << 20)` requantized by
+/// its multiplier/shift, summed, requantized by the output's, `+ zp`, clamped.
+pub const QUANTIZED_ADD_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_add.out",
+    args: &[
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_add_out,
+};
+
+fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let mut p = [0i32; 11];
+    for (k, slot) in p.iter_mut().enumerate() {
+        let arg = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12][k];
+        *slot = i32_arg(ctx, arg)?;
+    }
+    let [zp1, m1, s1, zp2, m2, s2, zpo, mo, so, act_min, act_max] = p;
+    let ([a, b], [mut out]) = ctx.io([0, 4], [13])?;
+    let (a, b) = (required(a, 0)?, required(b, 4)?);
+    let channels = out.shape.size(1);
+    let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
+    let n = out.len();
+    for (i, o) in out.iter_mut().enumerate() {
+        let (Some(ia), Some(ib)) = (
+            channel_or_same(a.len(), n, channels, i),
+            channel_or_same(b.len(), n, channels, i),
+        ) else {
+            return Err(bad("add operand shapes"));
+        };
+        let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
+            return Err(bad("add index"));
+        };
+        let x = requantize((x as i32 - zp1).wrapping_shl(20), m1, s1);
+        let y = requantize((y as i32 - zp2).wrapping_shl(20), m2, s2);
+        let sum = requantize(x.wrapping_add(y), mo, so).wrapping_add(zpo);
+        *o = sum.max(act_min).min(act_max) as i8;
+    }
+    Ok(())
+}
+
+/// `quantized_mul.out(Tensor self, int self_zero_point, Tensor other,
+/// int other_zero_point, int output_zero_point, int output_multiplier,
+/// int output_shift, *, Tensor(a!) out)` → `arm_elementwise_mul_s8`:
+/// `(x - zp1)·(y - zp2)` requantized, `+ zp`, clamped to int8.
+pub const QUANTIZED_MUL_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_mul.out",
+    args: &[
+        A::Tensor,
+        A::Int,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_mul_out,
+};
+
+fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
+    let (mo, so) = (i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
+    let ([a, b], [mut out]) = ctx.io([0, 2], [7])?;
+    let (a, b) = (required(a, 0)?, required(b, 2)?);
+    let channels = out.shape.size(1);
+    let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
+    let n = out.len();
+    for (i, o) in out.iter_mut().enumerate() {
+        let (Some(ia), Some(ib)) = (
+            channel_or_same(a.len(), n, channels, i),
+            channel_or_same(b.len(), n, channels, i),
+        ) else {
+            return Err(bad("mul operand shapes"));
+        };
+        let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
+            return Err(bad("mul index"));
+        };
+        let prod = (x as i32 - zp1) * (y as i32 - zp2);
+        let v = requantize(prod, mo, so).wrapping_add(zpo);
+        *o = v.clamp(-128, 127) as i8;
+    }
+    Ok(())
+}
+
+/// `quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out)`:
+/// a 256-entry int8 lookup table indexed by `x + 128` (sigmoid, tanh, ...,
+/// precomputed at export).
+pub const QUANTIZED_ACTIVATION_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_activation.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let ([x, lut], [mut out]) = ctx.io([0, 1], [2])?;
+        let (x, lut) = (required(x, 0)?, required(lut, 1)?);
+        let (x, lut, out) = (x.as_i8()?, lut.as_i8()?, out.as_i8_mut()?);
+        if lut.len() != 256 || x.len() != out.len() {
+            return Err(bad("activation LUT or sizes"));
+        }
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = lut.get((v as i32 + 128) as usize).copied().unwrap_or(0);
+        }
+        Ok(())
+    },
+};
+
+/// `quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride,
+/// int[] padding, int[] dilation, bool ceil_mode, int input_zero_point,
+/// int output_zero_point, int activation_min, int activation_max, *,
+/// Tensor(a!) out)` → `arm_max_pool_s8`: the window's in-bounds maximum
+/// (starting from -128), clamped to the activation range.
+pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_max_pool2d.out",
+    args: &[
+        A::Tensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Bool,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_max_pool2d_out,
+};
+
+fn quantized_max_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (kh, kw) = pair(ctx, 1)?;
+    let (sh, sw) = pair(ctx, 2)?;
+    let (ph, pw) = pair(ctx, 3)?;
+    let (dh, dw) = pair(ctx, 4)?;
+    let (act_min, act_max) = (i32_arg(ctx, 8)?, i32_arg(ctx, 9)?);
+    let ([x], [mut out]) = ctx.io([0], [10])?;
+    let x = required(x, 0)?;
+    let (n, ih, iw, c) = nhwc(&x.shape)?;
+    let (on, oh, ow, oc) = nhwc(&out.shape)?;
+    if on != n || oc != c {
+        return Err(bad("max_pool output shape"));
+    }
+    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
+    let mut o = out.iter_mut();
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for ch in 0..c {
+                    let mut max = i8::MIN as i32;
+                    for ky in 0..kh {
+                        let Some(y) = Conv::tap(oy, ky, sh, ph, dh, ih) else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(xx) = Conv::tap(ox, kx, sw, pw, dw, iw) else {
+                                continue;
+                            };
+                            let v = x
+                                .get(((b * ih + y) * iw + xx) * c + ch)
+                                .copied()
+                                .unwrap_or(i8::MIN);
+                            max = max.max(v as i32);
+                        }
+                    }
+                    let Some(dst) = o.next() else {
+                        return Err(bad("max_pool index"));
+                    };
+                    *dst = max.max(act_min).min(act_max) as i8;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
+/// int[] stride, int[] padding, int[] output_padding, int[] dilation,
+/// int input_offset, int output_offset, Tensor requantize_multipliers,
+/// Tensor requantize_shifts, int activation_min, int activation_max,
+/// Tensor scratch, Tensor scratch2, *, Tensor(a!) out)` →
+/// `arm_transpose_conv_s8`: every input pixel scatters
+/// `(x + input_offset)·w[oc,ky,kx,ic]` to output `(iy·s - p + ky·d, ...)`,
+/// starting from the bias; then per-channel requantize as conv. Weights
+/// `[C_out, KH, KW, C_in]`. Computed here by gathering per output element
+/// (same integer sums, no scratch).
+pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_transpose_conv2d.out",
+    args: &[
+        A::Tensor,
+        A::Tensor,
+        A::OptTensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_transpose_conv2d_out,
+};
+
+fn quantized_transpose_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (sh, sw) = pair(ctx, 3)?;
+    let (ph, pw) = pair(ctx, 4)?;
+    let (dh, dw) = pair(ctx, 6)?;
+    let (in_off, out_off) = (i32_arg(ctx, 7)?, i32_arg(ctx, 8)?);
+    let (act_min, act_max) = (i32_arg(ctx, 11)?, i32_arg(ctx, 12)?);
+    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [15])?;
+    let (x, w, mult, shift) = (
+        required(x, 0)?,
+        required(w, 1)?,
+        required(mult, 9)?,
+        required(shift, 10)?,
+    );
+    let (n, ih, iw, ic) = nhwc(&x.shape)?;
+    let (on, oh, ow, oc) = nhwc(&out.shape)?;
+    let (kh, kw) = (w.shape.size(1), w.shape.size(2));
+    if w.shape.rank() != 4
+        || w.shape.size(0) != oc
+        || w.shape.size(3) != ic
+        || on != n
+        || sh == 0
+        || sw == 0
+    {
+        return Err(bad("transpose conv shapes"));
+    }
+    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
+    let bias = bias.map(|b| b.as_i32()).transpose()?;
+    let out = out.as_i8_mut()?;
+    // Input row feeding output row `o` through tap `k`, if any.
+    let source = |o: usize, k: usize, s: usize, p: usize, d: usize, size: usize| -> Option<usize> {
+        let num = (o + p).checked_sub(k * d)?;
+        (num % s == 0 && num / s < size).then_some(num / s)
+    };
+    let mut dst = out.iter_mut();
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for c in 0..oc {
+                    let mut acc = bias.and_then(|bv| bv.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(iy) = source(oy, ky, sh, ph, dh, ih) else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(ix) = source(ox, kx, sw, pw, dw, iw) else {
+                                continue;
+                            };
+                            let xi = ((b * ih + iy) * iw + ix) * ic;
+                            let wi = ((c * kh + ky) * kw + kx) * ic;
+                            let (Some(xs), Some(ws)) = (x.get(xi..xi + ic), w.get(wi..wi + ic))
+                            else {
+                                return Err(bad("transpose conv index"));
+                            };
+                            for (&xv, &wv) in xs.iter().zip(ws) {
+                                acc = acc.wrapping_add((xv as i32 + in_off) * wv as i32);
+                            }
+                        }
+                    }
+                    let (Some(&m), Some(&s), Some(o)) = (mult.get(c), shift.get(c), dst.next())
+                    else {
+                        return Err(bad("transpose conv index"));
+                    };
+                    let v = requantize(acc, m, s).wrapping_add(out_off);
+                    *o = v.max(act_min).min(act_max) as i8;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `softmax.out(Tensor input, int dim, int input_zero_point,
+/// int output_zero_point, int input_multiplier, int input_shift, int diff_min,
+/// *, Tensor(a!) out)` → `arm_softmax_s8` over the last dimension: integer
+/// exp of `(x - max)` scaled by the multiplier, sum in 12 accumulator bits,
+/// reciprocal by Newton-Raphson, output scale 1/256 with zero point -128
+/// (TFLite-Micro bit-accurate).
+pub const SOFTMAX_OUT: Kernel = Kernel {
+    name: "cortex_m::softmax.out",
+    args: &[
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: softmax_out,
+};
+
+fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    use super::arith::{exp_on_negative_values as exp_neg, mul_sat, one_over_one_plus_x};
+    const ACCUM_BITS: i32 = 12;
+    let dim = ctx.int(1)?;
+    let (mult, shift, diff_min) = (i32_arg(ctx, 4)?, i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
+    let ([x], [mut out]) = ctx.io([0], [7])?;
+    let x = required(x, 0)?;
+    let rank = x.shape.rank() as i64;
+    if (dim != -1 && dim != rank - 1) || !x.shape.is_contiguous() || !(0..=31).contains(&shift) {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "softmax over a non-last dimension",
+            0,
+        ));
+    }
+    let row = x.shape.size(-1).max(1);
+    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
+    if x.len() != out.len() || x.len() % row != 0 {
+        return Err(bad("softmax sizes"));
+    }
+    let mask = 1i32 << shift;
+    let rows = x.len() / row;
+    for r in 0..rows {
+        let (Some(input), Some(output)) = (
+            x.get(r * row..(r + 1) * row),
+            out.get_mut(r * row..(r + 1) * row),
+        ) else {
+            return Err(bad("softmax index"));
+        };
+        let max = input.iter().copied().max().unwrap_or(0) as i32;
+        let mut sum = 0i32;
+        for &v in input {
+            let diff = v as i32 - max;
+            if diff >= diff_min {
+                sum = sum.wrapping_add(divide_by_power_of_two(
+                    exp_neg(mul_sat(diff.wrapping_mul(mask), mult)),
+                    ACCUM_BITS,
+                ));
+            }
+        }
+        let headroom = (sum as u32).leading_zeros() as i32;
+        let shifted = if sum > 0 {
+            sum.wrapping_shl(headroom as u32)
+        } else {
+            0
+        };
+        let shifted_scale = one_over_one_plus_x(shifted.wrapping_sub(i32::MIN));
+        let bits_over_unit = ACCUM_BITS - headroom + 23;
+        for (o, &v) in output.iter_mut().zip(input) {
+            let diff = v as i32 - max;
+            *o = if diff >= diff_min {
+                let e = exp_neg(mul_sat(diff.wrapping_mul(mask), mult));
+                let res = divide_by_power_of_two(mul_sat(shifted_scale, e), bits_over_unit)
+                    .wrapping_add(-128);
+                res.clamp(-128, 127) as i8
+            } else {
+                -128
+            };
+        }
+    }
+    Ok(())
+}
+
+/// `transpose.out(Tensor input, int[] perm, *, Tensor(a!) out)` →
+/// `arm_transpose_s8`.
+pub const TRANSPOSE_OUT: Kernel = Kernel {
+    name: "cortex_m::transpose.out",
+    args: &[A::Tensor, A::IntList, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let perm = ctx.int_list(1)?;
+        let ([x], [mut out]) = ctx.io([0], [2])?;
+        super::copy::permute(&required(x, 0)?, perm.as_slice(), &mut out)
+    },
+};
+
+/// `quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point,
+/// Tensor rhs_transposed, int rhs_zero_point, int output_zero_point,
+/// int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out)`
+/// → `arm_batch_matmul_s8`: `Σ_k (lhs + lhs_offset)·(rhs_t + rhs_offset)`
+/// (the "zero point" arguments are CMSIS offsets, added), requantized,
+/// `+ output_zero_point`, clamped to int8.
+pub const QUANTIZED_BATCH_MATMUL_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_batch_matmul.out",
+    args: &[
+        A::Tensor,
+        A::Int,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Int,
+        A::Tensor,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_batch_matmul_out,
+};
+
+fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (lhs_off, rhs_off, out_zp) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
+    let (mult, shift) = (i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
+    let ([l, r], [mut out]) = ctx.io([0, 2], [8])?;
+    let (l, r) = (required(l, 0)?, required(r, 2)?);
+    if l.shape.rank() != 3 || r.shape.rank() != 3 || out.shape.rank() != 3 {
+        return Err(bad("batch_matmul ranks"));
+    }
+    let (b, m, k) = (l.shape.size(0), l.shape.size(1), l.shape.size(2));
+    let nn = r.shape.size(1);
+    if r.shape.size(0) != b
+        || r.shape.size(2) != k
+        || out.shape.sizes() != [b as u32, m as u32, nn as u32]
+    {
+        return Err(bad("batch_matmul shapes"));
+    }
+    let (l, r, out) = (l.as_i8()?, r.as_i8()?, out.as_i8_mut()?);
+    let mut dst = out.iter_mut();
+    for bi in 0..b {
+        for i in 0..m {
+            for j in 0..nn {
+                let (Some(lr), Some(rr)) = (
+                    l.get((bi * m + i) * k..(bi * m + i + 1) * k),
+                    r.get((bi * nn + j) * k..(bi * nn + j + 1) * k),
+                ) else {
+                    return Err(bad("batch_matmul index"));
+                };
+                let mut acc = 0i32;
+                for (&a, &c) in lr.iter().zip(rr) {
+                    acc = acc.wrapping_add((a as i32 + lhs_off) * (c as i32 + rhs_off));
+                }
+                let Some(o) = dst.next() else {
+                    return Err(bad("batch_matmul index"));
+                };
+                *o = requantize(acc, mult, shift)
+                    .wrapping_add(out_zp)
+                    .clamp(-128, 127) as i8;
             }
         }
     }

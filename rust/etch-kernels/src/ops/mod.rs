@@ -13,6 +13,7 @@ mod aten;
 pub(crate) mod copy;
 mod cortex_m;
 mod dim_order;
+mod elementwise;
 mod prim;
 mod quantized_decomposed;
 
@@ -32,6 +33,14 @@ pub const KERNELS: &[Kernel] = &[
     aten::RELU_OUT,
     #[cfg(feature = "op-aten-addmm-out")]
     aten::ADDMM_OUT,
+    #[cfg(feature = "op-aten-mul-out")]
+    aten::MUL_OUT,
+    #[cfg(feature = "op-aten-minimum-out")]
+    aten::MINIMUM_OUT,
+    #[cfg(feature = "op-aten-maximum-out")]
+    aten::MAXIMUM_OUT,
+    #[cfg(feature = "op-aten-slice_copy-Tensor_out")]
+    aten::SLICE_COPY_TENSOR_OUT,
     #[cfg(feature = "op-aten-convolution-out")]
     aten::CONVOLUTION_OUT,
     #[cfg(feature = "op-aten-avg_pool2d-out")]
@@ -60,6 +69,22 @@ pub const KERNELS: &[Kernel] = &[
     cortex_m::PAD_OUT,
     #[cfg(feature = "op-cortex_m-quantized_avg_pool2d-out")]
     cortex_m::QUANTIZED_AVG_POOL2D_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_add-out")]
+    cortex_m::QUANTIZED_ADD_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_mul-out")]
+    cortex_m::QUANTIZED_MUL_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_activation-out")]
+    cortex_m::QUANTIZED_ACTIVATION_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_max_pool2d-out")]
+    cortex_m::QUANTIZED_MAX_POOL2D_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_transpose_conv2d-out")]
+    cortex_m::QUANTIZED_TRANSPOSE_CONV2D_OUT,
+    #[cfg(feature = "op-cortex_m-softmax-out")]
+    cortex_m::SOFTMAX_OUT,
+    #[cfg(feature = "op-cortex_m-transpose-out")]
+    cortex_m::TRANSPOSE_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_batch_matmul-out")]
+    cortex_m::QUANTIZED_BATCH_MATMUL_OUT,
 ];
 
 /// Number of selected kernels: the registry's exact capacity.
