@@ -82,7 +82,6 @@ pub fn divide_by_power_of_two(dividend: i32, exponent: i32) -> i32 {
     result
 }
 
-
 /// CMSIS-NN `arm_nn_doubling_high_mult` (`MUL_SAT`): rounding doubling high
 /// multiply, saturating only for `MIN * MIN`; the division truncates toward
 /// zero as in C.

@@ -461,15 +461,12 @@ pub const MINIMUM_OUT: Kernel = Kernel {
     run: |ctx| {
         binary_op(
             ctx,
+            // a if a is NaN, else b if b is NaN or wins, else a.
             |a, b| {
-                if a.is_nan() {
+                if a.is_nan() || !(b.is_nan() || b < a) {
                     a
-                } else if b.is_nan() {
-                    b
-                } else if b < a {
-                    b
                 } else {
-                    a
+                    b
                 }
             },
             |a, b| a.min(b),
@@ -485,15 +482,12 @@ pub const MAXIMUM_OUT: Kernel = Kernel {
     run: |ctx| {
         binary_op(
             ctx,
+            // a if a is NaN, else b if b is NaN or wins, else a.
             |a, b| {
-                if a.is_nan() {
+                if a.is_nan() || !(b.is_nan() || b > a) {
                     a
-                } else if b.is_nan() {
-                    b
-                } else if b > a {
-                    b
                 } else {
-                    a
+                    b
                 }
             },
             |a, b| a.max(b),
