@@ -72,7 +72,7 @@ def export_xnnpack_delegate(name):
     return buf, x.numpy(), out.numpy(), None, None
 
 
-def export_cortex_m(name, cpu, int8_io):
+def export_cortex_m(name, cpu, int8_io, explicit_layout=False):
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
@@ -83,11 +83,14 @@ def export_cortex_m(name, cpu, int8_io):
 
     model, shape = models.make(name)
     x = models.fixed_input(shape)
-    cl = (lambda t: t.to(memory_format=torch.channels_last)) if len(shape) == 4 else (lambda t: t)
-    model = model.to(memory_format=torch.channels_last) if len(shape) == 4 else model
+    # The default flow runs channels-last; the explicit-layout flow keeps NCHW
+    # and inserts its own transposes (aot_arm_compiler.py does the same).
+    channels_last = len(shape) == 4 and not explicit_layout
+    cl = (lambda t: t.to(memory_format=torch.channels_last)) if channels_last else (lambda t: t)
+    model = model.to(memory_format=torch.channels_last) if channels_last else model
     x_cl = cl(x)
     gm = torch.export.export(model, (x_cl,), strict=True).module(check_guards=False)
-    prepared = prepare_pt2e(gm, CortexMQuantizer())
+    prepared = prepare_pt2e(gm, CortexMQuantizer(use_explicit_layout=explicit_layout))
     for s in models.calibration(shape):
         prepared(cl(s))
     converted = convert_pt2e(prepared)
@@ -98,7 +101,9 @@ def export_cortex_m(name, cpu, int8_io):
     if int8_io:
         edge = edge.transform([QuantizeInputs(edge, [0]), QuantizeOutputs(edge, [0])])
     ep = CortexMPassManager(
-        edge.exported_program(), target_config=CortexMTargetConfig(cpu=getattr(CortexM, cpu))
+        edge.exported_program(),
+        target_config=CortexMTargetConfig(cpu=getattr(CortexM, cpu)),
+        use_explicit_layout=explicit_layout,
     ).transform()
 
     io = None
@@ -111,7 +116,7 @@ def export_cortex_m(name, cpu, int8_io):
         inv = np.float32(1.0) / np.float32(s)
         q = np.rint(x_cl.numpy().astype(np.float32) * inv) + zp
         x_in = torch.from_numpy(np.clip(q, -128, 127).astype(np.int8))
-        if len(shape) == 4:
+        if channels_last:
             x_in = x_in.contiguous().to(memory_format=torch.channels_last)
 
     # Eager run of the final graph (before to_executorch, which rewrites it
@@ -174,6 +179,8 @@ def main():
         for cpu in ("M55", "M33"):
             jobs.append((f"{m}_cm_{cpu.lower()}", lambda m=m, cpu=cpu: export_cortex_m(m, cpu, False),
                          f"cortex_m flow, CortexMQuantizer, cpu {cpu}, float I/O"))
+    jobs.append(("dscnn_cm_m33_nhwc", lambda: export_cortex_m("dscnn", "M33", False, explicit_layout=True),
+                 "cortex_m flow, experimental explicit NHWC layout (`_nhwc` ops + transpose), cpu M33, float I/O"))
     jobs.append(("tiny_xnnpack_delegate", lambda: export_xnnpack_delegate("tiny"), "float, XnnpackPartitioner: one XnnpackBackend delegate (inline blob, weights in named_data)"))
     for name, fn, how in jobs:
         if args.only not in name:

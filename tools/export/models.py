@@ -36,7 +36,7 @@ class Zoo(nn.Module):
         a = torch.relu(self.conv(x))
         b = self.conv2(a)
         c = a + b
-        d = c * torch.sigmoid(b)
+        d = c * torch.sigmoid(b) + c / (torch.sigmoid(a) + 1.0)
         e = torch.nn.functional.max_pool2d(d, 2)
         f = torch.maximum(e, torch.minimum(e, e * 0.5))
         g = self.tconv(f)

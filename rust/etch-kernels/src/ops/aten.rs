@@ -453,6 +453,39 @@ pub const MUL_OUT: Kernel = Kernel {
     run: |ctx| binary_op(ctx, |a, b| a * b, |a, b| a.wrapping_mul(b)),
 };
 
+/// `add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)`:
+/// portable `op_add.cpp`, `a + alpha·b` in the element type, broadcasting.
+pub const ADD_OUT: Kernel = Kernel {
+    name: "aten::add.out",
+    args: &[A::Tensor, A::Tensor, A::Scalar, A::Tensor, A::Tensor],
+    run: add_out,
+};
+
+fn add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let alpha = ctx.scalar_f64(2)?;
+    let ([a, b], [mut out]) = ctx.io([0, 1], [3])?;
+    let (a, b) = (required(a, 0)?, required(b, 1)?);
+    if a.dtype != out.dtype || b.dtype != out.dtype {
+        return Err(Error::new(ErrorCode::InvalidType, "mixed dtypes", 0));
+    }
+    let _ = alpha;
+    match out.dtype {
+        #[cfg(feature = "dtype-f32")]
+        ScalarType::FLOAT => {
+            let alpha = alpha as f32;
+            binary(&a, &b, &mut out, |x: f32, y: f32| x + alpha * y)
+        }
+        #[cfg(feature = "dtype-i8")]
+        ScalarType::CHAR => {
+            let alpha = alpha as i8;
+            binary(&a, &b, &mut out, |x: i8, y: i8| {
+                x.wrapping_add(alpha.wrapping_mul(y))
+            })
+        }
+        _ => Err(Error::new(ErrorCode::InvalidType, "add dtype", 0)),
+    }
+}
+
 /// `minimum.out(Tensor self, Tensor other, *, Tensor(a!) out)`: NaN
 /// propagates (portable `min_override`).
 pub const MINIMUM_OUT: Kernel = Kernel {

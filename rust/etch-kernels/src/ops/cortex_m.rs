@@ -148,6 +148,27 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     Ok(())
 }
 
+/// How an operator's activations describe CMSIS-NN's NHWC layout: logical
+/// NCHW sizes with a channels-last dim order (the default flow), or explicit
+/// NHWC sizes in a contiguous tensor (the `_nhwc` operators of the
+/// experimental explicit-layout flow).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    ChannelsLast,
+    ExplicitNhwc,
+}
+
+/// NHWC sizes of a rank-4 activation in `layout`.
+fn nhwc_in(t: &etch_runtime::Shape, layout: Layout) -> Result<(usize, usize, usize, usize)> {
+    match layout {
+        Layout::ChannelsLast => nhwc(t),
+        Layout::ExplicitNhwc if t.rank() == 4 && t.is_contiguous() => {
+            Ok((t.size(0), t.size(1), t.size(2), t.size(3)))
+        }
+        Layout::ExplicitNhwc => Err(bad("_nhwc activation is not a contiguous rank-4 tensor")),
+    }
+}
+
 /// NHWC sizes of a rank-4 activation stored channels-last (CMSIS-NN's layout).
 fn nhwc(t: &etch_runtime::Shape) -> Result<(usize, usize, usize, usize)> {
     if !t.is_channels_last() {
@@ -212,7 +233,12 @@ impl Conv {
 
 /// Reads the arguments shared by conv and depthwise conv. `base` is the
 /// index of `input_offset` (after `depth_multiplier` for depthwise).
-fn conv_params(ctx: &KernelContext<'_, '_>, base: usize, out_arg: usize) -> Result<Conv> {
+fn conv_params(
+    ctx: &KernelContext<'_, '_>,
+    base: usize,
+    out_arg: usize,
+    layout: Layout,
+) -> Result<Conv> {
     let (_, in_shape) = ctx.tensor_info(0)?;
     let (_, w_shape) = ctx.tensor_info(1)?;
     let (_, out_shape) = ctx.tensor_info(out_arg)?;
@@ -220,8 +246,8 @@ fn conv_params(ctx: &KernelContext<'_, '_>, base: usize, out_arg: usize) -> Resu
         return Err(bad("conv weight is not rank 4"));
     }
     Ok(Conv {
-        input: nhwc(&in_shape)?,
-        output: nhwc(&out_shape)?,
+        input: nhwc_in(&in_shape, layout)?,
+        output: nhwc_in(&out_shape, layout)?,
         kernel: (w_shape.size(1), w_shape.size(2)),
         stride: pair(ctx, 3)?,
         padding: pair(ctx, 4)?,
@@ -260,11 +286,18 @@ pub const QUANTIZED_CONV2D_OUT: Kernel = Kernel {
         A::Tensor,
         A::Tensor,
     ],
-    run: quantized_conv2d_out,
+    run: |ctx| quantized_conv2d(ctx, Layout::ChannelsLast),
 };
 
-fn quantized_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let p = conv_params(ctx, 6, 13)?;
+/// `quantized_conv2d_nhwc.out`: same arguments, explicit NHWC activations.
+pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_conv2d_nhwc.out",
+    args: QUANTIZED_CONV2D_OUT.args,
+    run: |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc),
+};
+
+fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    let p = conv_params(ctx, 6, 13, layout)?;
     let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8, 9], [13])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
     let (mult, shift) = (required(mult, 8)?, required(shift, 9)?);
@@ -351,11 +384,18 @@ pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = Kernel {
         A::Tensor,
         A::Tensor,
     ],
-    run: quantized_depthwise_conv2d_out,
+    run: |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast),
 };
 
-fn quantized_depthwise_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let p = conv_params(ctx, 7, 14)?;
+/// `quantized_depthwise_conv2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_depthwise_conv2d_nhwc.out",
+    args: QUANTIZED_DEPTHWISE_CONV2D_OUT.args,
+    run: |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc),
+};
+
+fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    let p = conv_params(ctx, 7, 14, layout)?;
     let ch_mult = usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?;
     let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [14])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
@@ -504,17 +544,24 @@ pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = Kernel {
         A::Tensor,
         A::Tensor,
     ],
-    run: quantized_avg_pool2d_out,
+    run: |ctx| quantized_avg_pool2d(ctx, Layout::ChannelsLast),
 };
 
-fn quantized_avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+/// `quantized_avg_pool2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_avg_pool2d_nhwc.out",
+    args: QUANTIZED_AVG_POOL2D_OUT.args,
+    run: |ctx| quantized_avg_pool2d(ctx, Layout::ExplicitNhwc),
+};
+
+fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let (kh, kw) = pair(ctx, 1)?;
     let (sh, sw) = pair(ctx, 2)?;
     let (ph, pw) = pair(ctx, 3)?;
     let ([x], [mut out]) = ctx.io([0], [9])?;
     let x = required(x, 0)?;
-    let (n, ih, iw, c) = nhwc(&x.shape)?;
-    let (on, oh, ow, oc) = nhwc(&out.shape)?;
+    let (n, ih, iw, c) = nhwc_in(&x.shape, layout)?;
+    let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;
     if on != n || oc != c {
         return Err(bad("avg_pool output shape"));
     }
@@ -721,10 +768,17 @@ pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = Kernel {
         A::Tensor,
         A::Tensor,
     ],
-    run: quantized_max_pool2d_out,
+    run: |ctx| quantized_max_pool2d(ctx, Layout::ChannelsLast),
 };
 
-fn quantized_max_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+/// `quantized_max_pool2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_max_pool2d_nhwc.out",
+    args: QUANTIZED_MAX_POOL2D_OUT.args,
+    run: |ctx| quantized_max_pool2d(ctx, Layout::ExplicitNhwc),
+};
+
+fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let (kh, kw) = pair(ctx, 1)?;
     let (sh, sw) = pair(ctx, 2)?;
     let (ph, pw) = pair(ctx, 3)?;
@@ -732,8 +786,8 @@ fn quantized_max_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (act_min, act_max) = (i32_arg(ctx, 8)?, i32_arg(ctx, 9)?);
     let ([x], [mut out]) = ctx.io([0], [10])?;
     let x = required(x, 0)?;
-    let (n, ih, iw, c) = nhwc(&x.shape)?;
-    let (on, oh, ow, oc) = nhwc(&out.shape)?;
+    let (n, ih, iw, c) = nhwc_in(&x.shape, layout)?;
+    let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;
     if on != n || oc != c {
         return Err(bad("max_pool output shape"));
     }
@@ -801,10 +855,17 @@ pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel = Kernel {
         A::Tensor,
         A::Tensor,
     ],
-    run: quantized_transpose_conv2d_out,
+    run: |ctx| quantized_transpose_conv2d(ctx, Layout::ChannelsLast),
 };
 
-fn quantized_transpose_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+/// `quantized_transpose_conv2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_transpose_conv2d_nhwc.out",
+    args: QUANTIZED_TRANSPOSE_CONV2D_OUT.args,
+    run: |ctx| quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc),
+};
+
+fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let (sh, sw) = pair(ctx, 3)?;
     let (ph, pw) = pair(ctx, 4)?;
     let (dh, dw) = pair(ctx, 6)?;
@@ -817,8 +878,8 @@ fn quantized_transpose_conv2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()>
         required(mult, 9)?,
         required(shift, 10)?,
     );
-    let (n, ih, iw, ic) = nhwc(&x.shape)?;
-    let (on, oh, ow, oc) = nhwc(&out.shape)?;
+    let (n, ih, iw, ic) = nhwc_in(&x.shape, layout)?;
+    let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;
     let (kh, kw) = (w.shape.size(1), w.shape.size(2));
     if w.shape.rank() != 4
         || w.shape.size(0) != oc
@@ -1034,6 +1095,92 @@ fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                     .clamp(-128, 127) as i8;
             }
         }
+    }
+    Ok(())
+}
+
+/// `minimum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
+/// broadcasting) → `arm_minimum_s8`.
+pub const MINIMUM_OUT: Kernel = Kernel {
+    name: "cortex_m::minimum.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| min_max(ctx, false),
+};
+
+/// `maximum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
+/// broadcasting) → `arm_maximum_s8`.
+pub const MAXIMUM_OUT: Kernel = Kernel {
+    name: "cortex_m::maximum.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| min_max(ctx, true),
+};
+
+fn min_max(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
+    let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
+    let (a, b) = (required(a, 0)?, required(b, 1)?);
+    let shape = out.shape;
+    let (ad, bd, od) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
+    super::elementwise::for_each_broadcast(&a.shape, &b.shape, &shape, |ia, ib, io| {
+        let (Some(&x), Some(&y), Some(o)) = (ad.get(ia), bd.get(ib), od.get_mut(io)) else {
+            return Err(bad("min/max index"));
+        };
+        *o = if max { x.max(y) } else { x.min(y) };
+        Ok(())
+    })
+}
+
+/// `quantized_div.out(Tensor self, int self_zero_point, Tensor other,
+/// int other_zero_point, int output_zero_point, float output_scale, *,
+/// Tensor(a!) out)`: the quotient of the zero-point-corrected operands in f32
+/// (0 where the divisor is 0), times the effective scale, rounded half to
+/// even, `+ zero point`, clamped to the element type (int8 or int16).
+pub const QUANTIZED_DIV_OUT: Kernel = Kernel {
+    name: "cortex_m::quantized_div.out",
+    args: &[
+        A::Tensor,
+        A::Int,
+        A::Tensor,
+        A::Int,
+        A::Int,
+        A::Double,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: quantized_div_out,
+};
+
+fn quantized_div_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    use super::arith::round_half_even;
+    let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
+    let scale = ctx.double(5)? as f32;
+    let ([a, b], [mut out]) = ctx.io([0, 2], [6])?;
+    let (a, b) = (required(a, 0)?, required(b, 2)?);
+    if a.numel() != b.numel()
+        || a.numel() != out.numel()
+        || a.dtype != out.dtype
+        || b.dtype != out.dtype
+    {
+        return Err(bad("div operand shapes"));
+    }
+    let q = |x: i32, y: i32| -> f32 {
+        let (n, d) = ((x - zp1) as f32, (y - zp2) as f32);
+        let quotient = if d != 0.0 { n / d } else { 0.0 };
+        round_half_even(quotient * scale) + zpo as f32
+    };
+    match out.dtype {
+        etch_runtime::ScalarType::CHAR => {
+            let (ad, bd) = (a.as_i8()?, b.as_i8()?);
+            for ((o, &x), &y) in out.as_i8_mut()?.iter_mut().zip(ad).zip(bd) {
+                *o = q(x as i32, y as i32).clamp(-128.0, 127.0) as i8;
+            }
+        }
+        etch_runtime::ScalarType::SHORT => {
+            let (ad, bd) = (a.as_i16()?, b.as_i16()?);
+            for ((o, &x), &y) in out.as_i16_mut()?.iter_mut().zip(ad).zip(bd) {
+                *o = q(x as i32, y as i32).clamp(-32768.0, 32767.0) as i16;
+            }
+        }
+        _ => return Err(Error::new(ErrorCode::InvalidType, "div dtype", 0)),
     }
     Ok(())
 }

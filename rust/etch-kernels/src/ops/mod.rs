@@ -33,6 +33,8 @@ pub const KERNELS: &[Kernel] = &[
     aten::RELU_OUT,
     #[cfg(feature = "op-aten-addmm-out")]
     aten::ADDMM_OUT,
+    #[cfg(feature = "op-aten-add-out")]
+    aten::ADD_OUT,
     #[cfg(feature = "op-aten-mul-out")]
     aten::MUL_OUT,
     #[cfg(feature = "op-aten-minimum-out")]
@@ -85,6 +87,22 @@ pub const KERNELS: &[Kernel] = &[
     cortex_m::TRANSPOSE_OUT,
     #[cfg(feature = "op-cortex_m-quantized_batch_matmul-out")]
     cortex_m::QUANTIZED_BATCH_MATMUL_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_div-out")]
+    cortex_m::QUANTIZED_DIV_OUT,
+    #[cfg(feature = "op-cortex_m-minimum-out")]
+    cortex_m::MINIMUM_OUT,
+    #[cfg(feature = "op-cortex_m-maximum-out")]
+    cortex_m::MAXIMUM_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_conv2d_nhwc-out")]
+    cortex_m::QUANTIZED_CONV2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_depthwise_conv2d_nhwc-out")]
+    cortex_m::QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_transpose_conv2d_nhwc-out")]
+    cortex_m::QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_avg_pool2d_nhwc-out")]
+    cortex_m::QUANTIZED_AVG_POOL2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_max_pool2d_nhwc-out")]
+    cortex_m::QUANTIZED_MAX_POOL2D_NHWC_OUT,
 ];
 
 /// Number of selected kernels: the registry's exact capacity.
