@@ -30,9 +30,9 @@ done
 # Selective build: the DS-CNN selection links the DS-CNN kernels and nothing
 # of the operators it did not select.
 syms=$(arm-none-eabi-nm -C "$out/probe-thumbv7em-none-eabihf-kernels-verify.elf")
-unselected=$(grep -E 'ops::aten::|ops::prim::|dequantize_per_channel|DEQUANTIZE_PER_CHANNEL|ADDMM|RELU_OUT' <<<"$syms" || true)
+unselected=$(grep -E 'ops::aten::|ops::prim::|dequantize_per_channel|DEQUANTIZE_PER_CHANNEL|ADDMM|RELU_OUT|NHWC|softmax|batch_matmul|transpose_conv|quantized_add|quantized_mul|quantized_div' <<<"$syms" || true)
 missing=""
-for k in quantized_conv2d_out quantized_depthwise_conv2d_out quantized_linear_out pad_out quantized_avg_pool2d_out; do
+for k in quantized_conv2d quantized_depthwise_conv2d quantized_linear_out pad_out quantized_avg_pool2d; do
   grep -q "ops::cortex_m::$k" <<<"$syms" || missing="$missing $k"
 done
 if [ -n "$unselected" ] || [ -n "$missing" ]; then
