@@ -296,6 +296,8 @@ pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = Kernel {
     run: |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc),
 };
 
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
 fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let p = conv_params(ctx, 6, 13, layout)?;
     let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8, 9], [13])?;
@@ -394,6 +396,8 @@ pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = Kernel {
     run: |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc),
 };
 
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
 fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let p = conv_params(ctx, 7, 14, layout)?;
     let ch_mult = usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?;
@@ -554,6 +558,8 @@ pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = Kernel {
     run: |ctx| quantized_avg_pool2d(ctx, Layout::ExplicitNhwc),
 };
 
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
 fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let (kh, kw) = pair(ctx, 1)?;
     let (sh, sw) = pair(ctx, 2)?;
@@ -778,6 +784,8 @@ pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = Kernel {
     run: |ctx| quantized_max_pool2d(ctx, Layout::ExplicitNhwc),
 };
 
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
 fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let (kh, kw) = pair(ctx, 1)?;
     let (sh, sw) = pair(ctx, 2)?;
@@ -865,6 +873,8 @@ pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel = Kernel {
     run: |ctx| quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc),
 };
 
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
 fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
     let (sh, sw) = pair(ctx, 3)?;
     let (ph, pw) = pair(ctx, 4)?;
