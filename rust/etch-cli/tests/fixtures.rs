@@ -188,3 +188,30 @@ fn run_names_the_missing_backend() {
         "{stderr}"
     );
 }
+
+#[test]
+fn select_lists_exactly_the_operators_of_dscnn() {
+    let pte = fixture_dir().join("dscnn_cm_m33.pte");
+    let (ok, stdout, stderr) = etch(&["select", "--format", "list", pte.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let want = [
+        "cortex_m::dequantize_per_tensor.out",
+        "cortex_m::pad.out",
+        "cortex_m::quantize_per_tensor.out",
+        "cortex_m::quantized_avg_pool2d.out",
+        "cortex_m::quantized_conv2d.out",
+        "cortex_m::quantized_depthwise_conv2d.out",
+        "cortex_m::quantized_linear.out",
+        "dim_order_ops::_clone_dim_order.out",
+    ];
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), want);
+    let (_, cargo, _) = etch(&["select", pte.to_str().unwrap()]);
+    assert_eq!(
+        cargo.trim(),
+        "features = [\"op-cortex_m-dequantize_per_tensor-out\", \"op-cortex_m-pad-out\", \
+         \"op-cortex_m-quantize_per_tensor-out\", \"op-cortex_m-quantized_avg_pool2d-out\", \
+         \"op-cortex_m-quantized_conv2d-out\", \"op-cortex_m-quantized_depthwise_conv2d-out\", \
+         \"op-cortex_m-quantized_linear-out\", \"op-dim_order_ops-_clone_dim_order-out\", \
+         \"dtype-f32\", \"dtype-i32\", \"dtype-i8\", \"dtype-u8\"]"
+    );
+}
