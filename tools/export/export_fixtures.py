@@ -53,6 +53,20 @@ def export_portable(name, per_channel):
     return buf, x.numpy(), out.numpy(), None, None
 
 
+def export_float(name):
+    """Plain float program (no quantization, no delegate); reference output
+    from ExecuTorch's runtime."""
+    from executorch.exir import ExecutorchBackendConfig, to_edge
+    from executorch.runtime import Runtime
+
+    model, shape = models.make(name)
+    x = models.fixed_input(shape)
+    et = to_edge(torch.export.export(model, (x,), strict=True)).to_executorch(ExecutorchBackendConfig())
+    buf = et.buffer
+    out = Runtime.get().load_program(buf).load_method("forward").execute([x])[0]
+    return buf, x.numpy(), out.numpy(), None, None
+
+
 def export_xnnpack_delegate(name):
     """A delegated program (XnnpackBackend, inline blob, weights in named_data):
     exercises DelegateCall, backend lookup and named data. Reference output from
@@ -179,6 +193,7 @@ def main():
         for cpu in ("M55", "M33"):
             jobs.append((f"{m}_cm_{cpu.lower()}", lambda m=m, cpu=cpu: export_cortex_m(m, cpu, False),
                          f"cortex_m flow, CortexMQuantizer, cpu {cpu}, float I/O"))
+    jobs.append(("fzoo_portable_f32", lambda: export_float("fzoo"), "float, no quantization: remaining portable operators"))
     jobs.append(("dscnn_cm_m33_nhwc", lambda: export_cortex_m("dscnn", "M33", False, explicit_layout=True),
                  "cortex_m flow, experimental explicit NHWC layout (`_nhwc` ops + transpose), cpu M33, float I/O"))
     jobs.append(("tiny_xnnpack_delegate", lambda: export_xnnpack_delegate("tiny"), "float, XnnpackPartitioner: one XnnpackBackend delegate (inline blob, weights in named_data)"))

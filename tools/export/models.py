@@ -59,6 +59,32 @@ class Attn(nn.Module):
         return torch.softmax(scores, dim=-1).permute(0, 2, 1)
 
 
+class FloatZoo(nn.Module):
+    """Float model over the remaining portable operators: hardtanh, clamp,
+    sigmoid, max_pool2d_with_indices, mean, softmax, cat, squeeze, unsqueeze,
+    expand, full. (No mm/bmm: ExecuTorch's Python runtime runs its optimized
+    kernels for those, whose summation order differs from the portable ones
+    etch reproduces; they are tested against plain loops instead.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 6)
+
+    def forward(self, x):  # [2, 4, 6, 8]
+        f = torch.nn.functional
+        a = f.hardtanh(x, -0.5, 0.7)
+        b = torch.clamp(x, min=-0.3, max=0.4)
+        c = torch.sigmoid(a + b)
+        d = f.max_pool2d(c, 2)
+        e = torch.mean(d, dim=[2, 3], keepdim=True)
+        g = self.fc(torch.softmax(x, dim=-1))
+        i = g.reshape(48, 6)[:, :3]
+        j = torch.cat([i, i * 2.0], dim=1)
+        k = j.unsqueeze(0).squeeze(0)
+        l = e.expand(2, 4, 3, 4).reshape(48, 2)
+        return torch.cat([k, l, torch.full((48, 1), 0.25)], dim=1)
+
+
 def make(name: str):
     """Returns (model in eval mode with deterministic weights, input shape)."""
     torch.manual_seed(WEIGHT_SEED)
@@ -76,6 +102,8 @@ def make(name: str):
                 m.weight.data.uniform_(0.5, 1.5)
                 m.bias.data.uniform_(-0.5, 0.5)
         return model.eval(), (1, 1, 49, 10)
+    if name == "fzoo":
+        return FloatZoo().eval(), (2, 4, 6, 8)
     if name == "zoo":
         return Zoo().eval(), (1, 4, 8, 8)
     if name == "attn":

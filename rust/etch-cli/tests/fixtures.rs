@@ -18,7 +18,7 @@ fn fixtures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "pte"))
         .collect();
     v.sort();
-    assert_eq!(v.len(), 22, "expected the 22 committed fixtures");
+    assert_eq!(v.len(), 23, "expected the 23 committed fixtures");
     v
 }
 

@@ -228,9 +228,13 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 
     fn resolve(&self, i: usize) -> Result<Resolved<'a>> {
-        let v = self.value_index(i)?;
+        self.resolve_value(self.value_index(i)?)
+    }
+
+    fn resolve_value(&self, v: usize) -> Result<Resolved<'a>> {
+        let i = v;
         let Value::Tensor(t) = self.values.get(v)?.value()? else {
-            return Err(bad_arg("argument is not a Tensor", i));
+            return Err(bad_arg("value is not a Tensor", i));
         };
         let dtype = t.scalar_type()?;
         let shape = Shape::from_serialized(&t)?;
@@ -279,27 +283,66 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         inputs: [usize; N],
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
+        let mut in_values = [None; N];
+        for (slot, &i) in in_values.iter_mut().zip(inputs.iter()) {
+            if !self.is_null(i)? {
+                *slot = Some(self.value_index(i)?);
+            }
+        }
+        let mut out_values = [0usize; M];
+        for (slot, &i) in out_values.iter_mut().zip(outputs.iter()) {
+            *slot = self.value_index(i)?;
+        }
+        self.io_values(in_values, out_values)
+    }
+
+    /// Number of tensors in a `Tensor[]` argument.
+    pub fn tensor_list_len(&self, i: usize) -> Result<usize> {
+        match self.value(i)? {
+            Value::TensorList(items) => Ok(items.len()),
+            _ => Err(bad_arg("argument is not a TensorList", i)),
+        }
+    }
+
+    /// Value index of tensor `k` of a `Tensor[]` argument, for
+    /// [`KernelContext::io_values`].
+    pub fn tensor_list_item(&self, i: usize, k: usize) -> Result<usize> {
+        match self.value(i)? {
+            Value::TensorList(items) => {
+                usize::try_from(items.get(k)?).map_err(|_| bad_arg("bad TensorList item", i))
+            }
+            _ => Err(bad_arg("argument is not a TensorList", i)),
+        }
+    }
+
+    /// Like [`KernelContext::io`], by value index (list items, delegates);
+    /// `None` inputs stay `None`.
+    pub fn io_values<const N: usize, const M: usize>(
+        &mut self,
+        inputs: [Option<usize>; N],
+        outputs: [usize; M],
+    ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
         if M > MAX_OUTPUTS {
             return Err(bad_arg("too many outputs", M));
         }
         let mut ins: [Option<Resolved<'a>>; N] = [None; N];
-        for (slot, &i) in ins.iter_mut().zip(inputs.iter()) {
-            if !self.is_null(i)? {
-                *slot = Some(self.resolve(i)?);
+        for (slot, v) in ins.iter_mut().zip(inputs.iter()) {
+            if let Some(v) = v {
+                *slot = Some(self.resolve_value(*v)?);
             }
         }
         let mut outs: [Option<Resolved<'a>>; M] = [None; M];
-        for (slot, &i) in outs.iter_mut().zip(outputs.iter()) {
-            *slot = Some(self.resolve(i)?);
+        for (slot, &v) in outs.iter_mut().zip(outputs.iter()) {
+            *slot = Some(self.resolve_value(v)?);
         }
 
         let mut pieces = self.memory.pieces();
         let mut out_views: [TensorViewMut<'_>; M] =
             core::array::from_fn(|_| TensorViewMut::empty());
-        for ((view, r), &i) in out_views.iter_mut().zip(outs.iter()).zip(outputs.iter()) {
+        for ((view, r), &v) in out_views.iter_mut().zip(outs.iter()).zip(outputs.iter()) {
             let Some(r) = r else { continue };
             let Loc::Planned { memory, offset } = r.loc else {
-                return Err(bad_arg("output is a constant", i));
+                return Err(bad_arg("output is a constant", v));
             };
             *view = TensorViewMut {
                 dtype: r.dtype,

@@ -14,6 +14,8 @@ pub(crate) mod copy;
 mod cortex_m;
 mod dim_order;
 mod elementwise;
+pub(crate) mod expf;
+mod portable_extra;
 mod prim;
 mod quantized_decomposed;
 
@@ -43,6 +45,32 @@ pub const KERNELS: &[Kernel] = &[
     aten::MAXIMUM_OUT,
     #[cfg(feature = "op-aten-slice_copy-Tensor_out")]
     aten::SLICE_COPY_TENSOR_OUT,
+    #[cfg(feature = "op-aten-hardtanh-out")]
+    portable_extra::HARDTANH_OUT,
+    #[cfg(feature = "op-aten-clamp-out")]
+    portable_extra::CLAMP_OUT,
+    #[cfg(feature = "op-aten-sigmoid-out")]
+    portable_extra::SIGMOID_OUT,
+    #[cfg(feature = "op-aten-_softmax-out")]
+    portable_extra::SOFTMAX_OUT,
+    #[cfg(feature = "op-aten-mm-out")]
+    portable_extra::MM_OUT,
+    #[cfg(feature = "op-aten-bmm-out")]
+    portable_extra::BMM_OUT,
+    #[cfg(feature = "op-aten-mean-out")]
+    portable_extra::MEAN_OUT,
+    #[cfg(feature = "op-aten-max_pool2d_with_indices-out")]
+    portable_extra::MAX_POOL2D_WITH_INDICES_OUT,
+    #[cfg(feature = "op-aten-full-out")]
+    portable_extra::FULL_OUT,
+    #[cfg(feature = "op-aten-unsqueeze_copy-out")]
+    portable_extra::UNSQUEEZE_COPY_OUT,
+    #[cfg(feature = "op-aten-squeeze_copy-dims_out")]
+    portable_extra::SQUEEZE_COPY_DIMS_OUT,
+    #[cfg(feature = "op-aten-expand_copy-out")]
+    portable_extra::EXPAND_COPY_OUT,
+    #[cfg(feature = "op-aten-cat-out")]
+    portable_extra::CAT_OUT,
     #[cfg(feature = "op-aten-convolution-out")]
     aten::CONVOLUTION_OUT,
     #[cfg(feature = "op-aten-avg_pool2d-out")]

@@ -1,0 +1,562 @@
+//! More `aten::*` portable kernels (f32 unless noted), each following the
+//! arithmetic order of ExecuTorch's `kernels/portable/cpu/op_*.cpp`.
+
+use etch_runtime::context::required;
+use etch_runtime::{
+    ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView,
+};
+
+use super::copy;
+
+fn bad(what: &'static str) -> Error {
+    Error::new(ErrorCode::InvalidArgument, what, 0)
+}
+
+fn same_layout(a: &TensorView<'_>, b: &etch_runtime::TensorViewMut<'_>) -> Result<()> {
+    if a.dtype != b.dtype
+        || a.shape.sizes() != b.shape.sizes()
+        || !a.shape.memory_order_matches(b.shape.dim_order())
+    {
+        return Err(bad("input and output differ in dtype, shape or layout"));
+    }
+    Ok(())
+}
+
+/// `min_override`/`max_override`: NaN propagates.
+fn fmin(a: f32, b: f32) -> f32 {
+    if a.is_nan() || !(b.is_nan() || b < a) {
+        a
+    } else {
+        b
+    }
+}
+fn fmax(a: f32, b: f32) -> f32 {
+    if a.is_nan() || !(b.is_nan() || b > a) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Maps f32 elements one to one (same layout).
+fn map_f32(ctx: &mut KernelContext<'_, '_>, out_arg: usize, f: impl Fn(f32) -> f32) -> Result<()> {
+    let ([x], [mut out]) = ctx.io([0], [out_arg])?;
+    let x = required(x, 0)?;
+    same_layout(&x, &out)?;
+    for (o, &v) in out.as_f32_mut()?.iter_mut().zip(x.as_f32()?) {
+        *o = f(v);
+    }
+    Ok(())
+}
+
+/// `hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *,
+/// Tensor(a!) out)`: `min(max(x, lo), hi)`.
+pub const HARDTANH_OUT: Kernel = Kernel {
+    name: "aten::hardtanh.out",
+    args: &[A::Tensor, A::Scalar, A::Scalar, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let (lo, hi) = (ctx.scalar_f64(1)? as f32, ctx.scalar_f64(2)? as f32);
+        map_f32(ctx, 3, |v| fmin(fmax(v, lo), hi))
+    },
+};
+
+/// `clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *,
+/// Tensor(a!) out)`: max with `min` first, then min with `max`.
+pub const CLAMP_OUT: Kernel = Kernel {
+    name: "aten::clamp.out",
+    args: &[A::Tensor, A::OptScalar, A::OptScalar, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let lo = if ctx.is_null(1)? {
+            None
+        } else {
+            Some(ctx.scalar_f64(1)? as f32)
+        };
+        let hi = if ctx.is_null(2)? {
+            None
+        } else {
+            Some(ctx.scalar_f64(2)? as f32)
+        };
+        map_f32(ctx, 3, |v| {
+            let v = lo.map_or(v, |lo| fmax(v, lo));
+            hi.map_or(v, |hi| fmin(v, hi))
+        })
+    },
+};
+
+/// `sigmoid.out(Tensor self, *, Tensor(a!) out)`: `1 / (1 + exp(-x))` in f32.
+pub const SIGMOID_OUT: Kernel = Kernel {
+    name: "aten::sigmoid.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| map_f32(ctx, 1, |v| 1.0 / (1.0 + super::expf::expf(-v))),
+};
+
+/// `_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out)`:
+/// per slice along `dim`: `max` (first element, then `max(v, acc)`),
+/// `sum = Σ exp(v - max)` (first mapped element, then `acc + e`), then
+/// `exp(v - max) / sum`.
+pub const SOFTMAX_OUT: Kernel = Kernel {
+    name: "aten::_softmax.out",
+    args: &[A::Tensor, A::Int, A::Bool, A::Tensor, A::Tensor],
+    run: softmax_out,
+};
+
+fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let dim = ctx.int(1)?;
+    if ctx.bool(2)? {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "softmax half_to_float",
+            0,
+        ));
+    }
+    let ([x], [mut out]) = ctx.io([0], [3])?;
+    let x = required(x, 0)?;
+    same_layout(&x, &out)?;
+    let rank = x.shape.rank() as i64;
+    let dim = if dim < 0 { dim + rank } else { dim };
+    if !(0..rank.max(1)).contains(&dim) {
+        return Err(bad("softmax dim"));
+    }
+    let size = x.shape.size(dim as isize);
+    let stride = x.shape.strides().get(dim as usize).copied().unwrap_or(1);
+    let (xd, od) = (x.as_f32()?, out.as_f32_mut()?);
+    // Walk every slice start: all indices whose coordinate along `dim` is 0.
+    let mut sizes = [0u32; 16];
+    for (k, s) in sizes.iter_mut().enumerate().take(x.shape.rank()) {
+        *s = if k == dim as usize {
+            1
+        } else {
+            x.shape.size(k as isize) as u32
+        };
+    }
+    let xs = x.shape.strides();
+    let rank_u = x.shape.rank();
+    let mut idx = [0u32; 16];
+    let slices: usize = sizes
+        .iter()
+        .take(x.shape.rank())
+        .map(|&s| s as usize)
+        .product();
+    for _ in 0..slices {
+        let base: usize = idx
+            .iter()
+            .zip(xs.iter())
+            .take(rank_u)
+            .map(|(&i, &s)| i as usize * s)
+            .sum();
+        let at = |j: usize| base + j * stride;
+        let mut max = xd.get(at(0)).copied().unwrap_or(0.0);
+        for j in 1..size {
+            let v = xd.get(at(j)).copied().unwrap_or(0.0);
+            max = if v > max { v } else { max }; // std::max(val, acc): acc unless val is larger
+        }
+        let mut sum = super::expf::expf(xd.get(at(0)).copied().unwrap_or(0.0) - max);
+        for j in 1..size {
+            sum += super::expf::expf(xd.get(at(j)).copied().unwrap_or(0.0) - max);
+        }
+        for j in 0..size {
+            let v = xd.get(at(j)).copied().unwrap_or(0.0);
+            if let Some(o) = od.get_mut(at(j)) {
+                *o = super::expf::expf(v - max) / sum;
+            }
+        }
+        for d in (0..rank_u).rev() {
+            let (Some(i), Some(&s)) = (idx.get_mut(d), sizes.get(d)) else {
+                break;
+            };
+            *i += 1;
+            if *i < s {
+                break;
+            }
+            *i = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Matrix product of `[m,k]` and `[k,n]` f32 slices, `sum += a·b` over k.
+fn matmul(a: &[f32], b: &[f32], out: &mut [f32], m: usize, k: usize, n: usize) -> Result<()> {
+    if a.len() < m * k || b.len() < k * n || out.len() < m * n {
+        return Err(bad("matmul sizes"));
+    }
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = 0.0f32;
+            for p in 0..k {
+                sum += a.get(i * k + p).copied().unwrap_or(0.0)
+                    * b.get(p * n + j).copied().unwrap_or(0.0);
+            }
+            if let Some(o) = out.get_mut(i * n + j) {
+                *o = sum;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out)`, f32, contiguous.
+pub const MM_OUT: Kernel = Kernel {
+    name: "aten::mm.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
+        let (a, b) = (required(a, 0)?, required(b, 1)?);
+        let (m, k, n) = (a.shape.size(0), a.shape.size(1), b.shape.size(1));
+        if a.shape.rank() != 2
+            || b.shape.size(0) != k
+            || out.shape.sizes() != [m as u32, n as u32]
+            || !a.shape.is_contiguous()
+            || !b.shape.is_contiguous()
+            || !out.shape.is_contiguous()
+        {
+            return Err(bad("mm shapes"));
+        }
+        matmul(a.as_f32()?, b.as_f32()?, out.as_f32_mut()?, m, k, n)
+    },
+};
+
+/// `bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out)`, f32, contiguous.
+pub const BMM_OUT: Kernel = Kernel {
+    name: "aten::bmm.out",
+    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
+        let (a, b) = (required(a, 0)?, required(b, 1)?);
+        let (bs, m, k, n) = (
+            a.shape.size(0),
+            a.shape.size(1),
+            a.shape.size(2),
+            b.shape.size(2),
+        );
+        if a.shape.rank() != 3
+            || b.shape.size(0) != bs
+            || b.shape.size(1) != k
+            || out.shape.sizes() != [bs as u32, m as u32, n as u32]
+            || !a.shape.is_contiguous()
+            || !b.shape.is_contiguous()
+            || !out.shape.is_contiguous()
+        {
+            return Err(bad("bmm shapes"));
+        }
+        let (ad, bd, od) = (a.as_f32()?, b.as_f32()?, out.as_f32_mut()?);
+        for i in 0..bs {
+            let (Some(x), Some(y), Some(o)) = (
+                ad.get(i * m * k..(i + 1) * m * k),
+                bd.get(i * k * n..(i + 1) * k * n),
+                od.get_mut(i * m * n..(i + 1) * m * n),
+            ) else {
+                return Err(bad("bmm sizes"));
+            };
+            matmul(x, y, o, m, k, n)?;
+        }
+        Ok(())
+    },
+};
+
+/// `mean.out(Tensor self, int[1]? dim, bool keepdim=False, *,
+/// ScalarType? dtype=None, Tensor(a!) out)`, f32, contiguous: per output
+/// element, the reduced elements summed in index order, divided by their count.
+pub const MEAN_OUT: Kernel = Kernel {
+    name: "aten::mean.out",
+    args: &[
+        A::Tensor,
+        A::OptIntList,
+        A::Bool,
+        A::OptScalarType,
+        A::Tensor,
+        A::Tensor,
+    ],
+    run: mean_out,
+};
+
+fn mean_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let dims = if ctx.is_null(1)? {
+        None
+    } else {
+        Some(ctx.int_list(1)?)
+    };
+    let ([x], [mut out]) = ctx.io([0], [4])?;
+    let x = required(x, 0)?;
+    if !x.shape.is_contiguous() || !out.shape.is_contiguous() {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "mean of a non-contiguous tensor",
+            0,
+        ));
+    }
+    let rank = x.shape.rank();
+    let mut reduced = [false; 16];
+    match &dims {
+        Some(d) if !d.is_empty() => {
+            for &v in d.as_slice() {
+                let v = if v < 0 { v + rank as i64 } else { v };
+                *reduced.get_mut(v as usize).ok_or(bad("mean dim"))? = true;
+            }
+        }
+        _ => reduced.iter_mut().take(rank).for_each(|r| *r = true),
+    }
+    let num: usize = (0..rank)
+        .filter(|&d| reduced[d])
+        .map(|d| x.shape.size(d as isize))
+        .product();
+    let xs = x.shape.strides();
+    let xd = x.as_f32()?;
+    let od = out.as_f32_mut()?;
+    // Output index space: the kept dimensions in order.
+    let kept: [usize; 16] = {
+        let mut k = [0usize; 16];
+        for d in 0..rank {
+            k[d] = if reduced[d] {
+                1
+            } else {
+                x.shape.size(d as isize)
+            };
+        }
+        k
+    };
+    let mut oi = [0usize; 16];
+    for o in od.iter_mut() {
+        let base: usize = (0..rank).map(|d| oi[d] * xs[d]).sum();
+        let mut ri = [0usize; 16];
+        let mut acc: Option<f32> = None;
+        for _ in 0..num.max(1) {
+            let off: usize = base
+                + (0..rank)
+                    .filter(|&d| reduced[d])
+                    .map(|d| ri[d] * xs[d])
+                    .sum::<usize>();
+            let v = xd.get(off).copied().unwrap_or(0.0);
+            acc = Some(acc.map_or(v, |a| a + v));
+            for d in (0..rank).rev() {
+                if !reduced[d] {
+                    continue;
+                }
+                ri[d] += 1;
+                if ri[d] < x.shape.size(d as isize) {
+                    break;
+                }
+                ri[d] = 0;
+            }
+        }
+        *o = if num == 0 {
+            f32::NAN
+        } else {
+            acc.unwrap_or(0.0) / num as f32
+        };
+        for d in (0..rank).rev() {
+            oi[d] += 1;
+            if oi[d] < kept[d] {
+                break;
+            }
+            oi[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// `max_pool2d_with_indices.out(Tensor self, int[2] kernel_size,
+/// int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False,
+/// *, Tensor(a!) out, Tensor(b!) indices)`: the first maximum of each window
+/// (NaN wins), its index `h·W + w` in the input plane.
+pub const MAX_POOL2D_WITH_INDICES_OUT: Kernel = Kernel {
+    name: "aten::max_pool2d_with_indices.out",
+    args: &[
+        A::Tensor,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::IntList,
+        A::Bool,
+        A::Tensor,
+        A::Tensor,
+        A::TensorList,
+    ],
+    run: max_pool2d_with_indices_out,
+};
+
+fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let l = |ctx: &KernelContext<'_, '_>, i: usize, d: i64| -> Result<(i64, i64)> {
+        let v = ctx.int_list(i)?;
+        let s = v.as_slice();
+        Ok(match s {
+            [] => (d, d),
+            [a] => (*a, *a),
+            [a, b, ..] => (*a, *b),
+        })
+    };
+    let (kh, kw) = l(ctx, 1, 1)?;
+    let (sh, sw) = {
+        let s = l(ctx, 2, 0)?;
+        if s == (0, 0) {
+            (kh, kw)
+        } else {
+            s
+        }
+    };
+    let (ph, pw) = l(ctx, 3, 0)?;
+    let (dh, dw) = l(ctx, 4, 1)?;
+    let ([x], [mut out, mut idx]) = ctx.io([0], [6, 7])?;
+    let x = required(x, 0)?;
+    if x.shape.rank() != 4
+        || !x.shape.is_contiguous()
+        || !out.shape.is_contiguous()
+        || !idx.shape.is_contiguous()
+    {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "max_pool2d needs contiguous 4-D tensors",
+            0,
+        ));
+    }
+    let (n, c, ih, iw) = (
+        x.shape.size(0),
+        x.shape.size(1),
+        x.shape.size(2),
+        x.shape.size(3),
+    );
+    let (oh, ow) = (out.shape.size(2), out.shape.size(3));
+    let xd = x.as_f32()?;
+    let od = out.as_f32_mut()?;
+    let id = idx.as_i64_mut()?;
+    let mut k = 0usize;
+    for b in 0..n {
+        for ch in 0..c {
+            let plane = (b * c + ch) * ih * iw;
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut best: Option<(f32, i64)> = None;
+                    for ky in 0..kh {
+                        let y = oy as i64 * sh - ph + ky * dh;
+                        if y < 0 || y >= ih as i64 {
+                            continue;
+                        }
+                        for kx in 0..kw {
+                            let xx = ox as i64 * sw - pw + kx * dw;
+                            if xx < 0 || xx >= iw as i64 {
+                                continue;
+                            }
+                            let pos = y * iw as i64 + xx;
+                            let v = xd.get(plane + pos as usize).copied().unwrap_or(0.0);
+                            best = Some(match best {
+                                None => (v, pos),
+                                Some((bv, bi)) => {
+                                    if v > bv || v.is_nan() {
+                                        (v, pos)
+                                    } else {
+                                        (bv, bi)
+                                    }
+                                }
+                            });
+                        }
+                    }
+                    let (v, i) = best.unwrap_or((f32::NEG_INFINITY, 0));
+                    if let (Some(o), Some(oi)) = (od.get_mut(k), id.get_mut(k)) {
+                        *o = v;
+                        *oi = i;
+                    }
+                    k += 1;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out)`.
+pub const FULL_OUT: Kernel = Kernel {
+    name: "aten::full.out",
+    args: &[A::IntList, A::Scalar, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let v = ctx.scalar_f64(1)?;
+        let ([], [mut out]) = ctx.io([], [2])?;
+        match out.dtype {
+            ScalarType::FLOAT => out.as_f32_mut()?.fill(v as f32),
+            ScalarType::CHAR => out.as_i8_mut()?.fill(v as i8),
+            ScalarType::INT => out.as_i32_mut()?.fill(v as i32),
+            ScalarType::LONG => out.as_i64_mut()?.fill(v as i64),
+            _ => return Err(Error::new(ErrorCode::InvalidType, "full dtype", 0)),
+        }
+        Ok(())
+    },
+};
+
+/// Copy ops whose output has the input's elements in logical order under
+/// new sizes (`unsqueeze_copy`, `squeeze_copy`): contiguous only.
+fn reshape_copy(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
+    let ([x], [out]) = ctx.io([0], [out_arg])?;
+    let x = required(x, 0)?;
+    if x.dtype != out.dtype
+        || x.numel() != out.numel()
+        || !x.shape.is_contiguous()
+        || !out.shape.is_contiguous()
+    {
+        return Err(bad("reshape copy shapes"));
+    }
+    etch_runtime::memory::copy_slice(out.data, x.data);
+    Ok(())
+}
+
+/// `unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out)`.
+pub const UNSQUEEZE_COPY_OUT: Kernel = Kernel {
+    name: "aten::unsqueeze_copy.out",
+    args: &[A::Tensor, A::Int, A::Tensor, A::Tensor],
+    run: |ctx| reshape_copy(ctx, 2),
+};
+
+/// `squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out)`.
+pub const SQUEEZE_COPY_DIMS_OUT: Kernel = Kernel {
+    name: "aten::squeeze_copy.dims_out",
+    args: &[A::Tensor, A::IntList, A::Tensor, A::Tensor],
+    run: |ctx| reshape_copy(ctx, 2),
+};
+
+/// `expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False,
+/// Tensor(a!) out)`: broadcast copy (stride 0 along expanded dimensions).
+pub const EXPAND_COPY_OUT: Kernel = Kernel {
+    name: "aten::expand_copy.out",
+    args: &[A::Tensor, A::IntList, A::Bool, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let ([x], [out]) = ctx.io([0], [3])?;
+        let x = required(x, 0)?;
+        let strides = super::elementwise::broadcast_strides(&x.shape, &out.shape)?;
+        let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
+        let (os, sizes) = (out.shape.strides(), out.shape);
+        copy::strided_copy(x.data, &strides, out.data, &os, sizes.sizes(), elem)
+    },
+};
+
+/// `cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out)`: inputs placed
+/// one after another along `dim`; empty 1-D inputs are skipped as upstream.
+pub const CAT_OUT: Kernel = Kernel {
+    name: "aten::cat.out",
+    args: &[A::TensorList, A::Int, A::Tensor, A::Tensor],
+    run: cat_out,
+};
+
+fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let n = ctx.tensor_list_len(0)?;
+    let dim = ctx.int(1)?;
+    let out_value = ctx.value_index(2)?;
+    let mut offset = 0usize; // position along `dim`
+    for k in 0..n {
+        let v = ctx.tensor_list_item(0, k)?;
+        let ([x], [out]) = ctx.io_values([Some(v)], [out_value])?;
+        let x = required(x, 0)?;
+        if x.numel() == 0 {
+            continue;
+        }
+        let rank = out.shape.rank() as i64;
+        let d = if dim < 0 { dim + rank } else { dim };
+        if !(0..rank).contains(&d) || x.shape.rank() != out.shape.rank() || x.dtype != out.dtype {
+            return Err(bad("cat shapes"));
+        }
+        let d = d as usize;
+        let os = out.shape.strides();
+        let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
+        let start = offset * os.get(d).copied().unwrap_or(0) * elem;
+        let dst = out.data.get_mut(start..).ok_or(bad("cat offset"))?;
+        copy::strided_copy(x.data, &x.shape.strides(), dst, &os, x.shape.sizes(), elem)?;
+        offset += x.shape.size(d as isize);
+    }
+    Ok(())
+}
