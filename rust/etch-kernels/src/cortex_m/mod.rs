@@ -1,1 +1,382 @@
-//! cortex_m kernels.
+//! CMSIS-NN arithmetic as pure functions over NHWC int8 slices: what the
+//! `cortex_m::*` adapters in `ops::cortex_m` call, and what the tests below
+//! check against plain i64 reference loops.
+//!
+//! Every function validates its slice lengths against the geometry first and
+//! returns `KernelError::InvalidArgument` on mismatch; inner loops use checked
+//! slicing, so nothing can panic.
+
+use crate::error::{KernelError, KernelResult};
+use crate::ops::arith::requantize;
+
+/// NHWC sizes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Nhwc {
+    pub n: usize,
+    pub h: usize,
+    pub w: usize,
+    pub c: usize,
+}
+
+impl Nhwc {
+    /// Element count, if it fits `usize`.
+    pub fn elements(&self) -> Option<usize> {
+        self.n
+            .checked_mul(self.h)?
+            .checked_mul(self.w)?
+            .checked_mul(self.c)
+    }
+}
+
+/// Geometry and quantization of a CMSIS-NN convolution or pooling window.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub input: Nhwc,
+    pub output: Nhwc,
+    /// Kernel (height, width).
+    pub kernel: (usize, usize),
+    pub stride: (usize, usize),
+    pub padding: (usize, usize),
+    pub dilation: (usize, usize),
+}
+
+impl Window {
+    /// Input position of output `o`, kernel tap `k` along one axis, if inside
+    /// the input. Taps in the padding contribute nothing: CMSIS-NN pads with
+    /// the input zero point, whose offset-corrected value is 0.
+    #[inline]
+    pub fn tap(
+        o: usize,
+        k: usize,
+        stride: usize,
+        pad: usize,
+        dil: usize,
+        size: usize,
+    ) -> Option<usize> {
+        let pos = (o * stride + k * dil).checked_sub(pad)?;
+        (pos < size).then_some(pos)
+    }
+}
+
+/// Output quantization of a convolution: offsets and activation range.
+#[derive(Clone, Copy, Debug)]
+pub struct ConvQuant {
+    pub input_offset: i32,
+    pub output_offset: i32,
+    pub act_min: i32,
+    pub act_max: i32,
+}
+
+impl ConvQuant {
+    /// `arm_nn_requantize`, `+ output_offset`, then `MAX(act_min)`, `MIN(act_max)`.
+    #[inline]
+    pub fn finish(&self, acc: i32, mult: i32, shift: i32) -> i8 {
+        let v = requantize(acc, mult, shift).wrapping_add(self.output_offset);
+        v.max(self.act_min).min(self.act_max) as i8
+    }
+}
+
+const BAD: KernelError = KernelError::InvalidArgument;
+
+/// `arm_convolve_s8` (all of CMSIS-NN's conv paths compute the same sums):
+/// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over
+/// in-bounds taps, per-channel requantize. Weights OHWI.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_s8(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let filter_len =
+        o.c.checked_mul(kh)
+            .and_then(|v| v.checked_mul(kw))
+            .and_then(|v| v.checked_mul(i.c));
+    if i.elements() != Some(input.len())
+        || o.elements() != Some(output.len())
+        || filter_len != Some(filter.len())
+        || i.n != o.n
+        || mult.len() != o.c
+        || shift.len() != o.c
+        || bias.is_some_and(|b| b.len() != o.c)
+    {
+        return Err(BAD);
+    }
+    let mut dst = output.iter_mut();
+    for b in 0..o.n {
+        for oy in 0..o.h {
+            for ox in 0..o.w {
+                for c in 0..o.c {
+                    let mut acc = bias.and_then(|bv| bv.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(y) =
+                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
+                        else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(x) =
+                                Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
+                            else {
+                                continue;
+                            };
+                            let xi = ((b * i.h + y) * i.w + x) * i.c;
+                            let wi = ((c * kh + ky) * kw + kx) * i.c;
+                            let (Some(xs), Some(ws)) =
+                                (input.get(xi..xi + i.c), filter.get(wi..wi + i.c))
+                            else {
+                                return Err(BAD);
+                            };
+                            acc = acc.wrapping_add(dot_offset(xs, ws, q.input_offset));
+                        }
+                    }
+                    let (Some(&m), Some(&s), Some(d)) = (mult.get(c), shift.get(c), dst.next())
+                    else {
+                        return Err(BAD);
+                    };
+                    *d = q.finish(acc, m, s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Σ (x + offset)·w`: the inner product every int8 kernel spends its time in
+/// (the seam for SMLAD-based versions).
+#[inline]
+pub fn dot_offset(x: &[i8], w: &[i8], offset: i32) -> i32 {
+    let mut acc = 0i32;
+    for (&a, &b) in x.iter().zip(w) {
+        acc = acc.wrapping_add((a as i32).wrapping_add(offset).wrapping_mul(b as i32));
+    }
+    acc
+}
+
+/// `arm_depthwise_conv_s8`: output channel `oc = ic·ch_mult + m` sees only
+/// input channel `ic`; weights `[1, KH, KW, C_out]`.
+#[allow(clippy::too_many_arguments)]
+pub fn depthwise_conv_s8(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: usize,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    if ch_mult == 0
+        || i.c.checked_mul(ch_mult) != Some(o.c)
+        || i.elements() != Some(input.len())
+        || o.elements() != Some(output.len())
+        || kh.checked_mul(kw).and_then(|v| v.checked_mul(o.c)) != Some(filter.len())
+        || i.n != o.n
+        || mult.len() != o.c
+        || shift.len() != o.c
+        || bias.is_some_and(|b| b.len() != o.c)
+    {
+        return Err(BAD);
+    }
+    let mut dst = output.iter_mut();
+    for b in 0..o.n {
+        for oy in 0..o.h {
+            for ox in 0..o.w {
+                for c in 0..o.c {
+                    let cin = c / ch_mult;
+                    let mut acc = bias.and_then(|bv| bv.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(y) =
+                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
+                        else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(x) =
+                                Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
+                            else {
+                                continue;
+                            };
+                            let (Some(&xv), Some(&wv)) = (
+                                input.get(((b * i.h + y) * i.w + x) * i.c + cin),
+                                filter.get((ky * kw + kx) * o.c + c),
+                            ) else {
+                                return Err(BAD);
+                            };
+                            acc = acc.wrapping_add(
+                                (xv as i32)
+                                    .wrapping_add(q.input_offset)
+                                    .wrapping_mul(wv as i32),
+                            );
+                        }
+                    }
+                    let (Some(&m), Some(&s), Some(d)) = (mult.get(c), shift.get(c), dst.next())
+                    else {
+                        return Err(BAD);
+                    };
+                    *d = q.finish(acc, m, s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How `arm_fully_connected_s8` gets its per-output constant term: the
+/// DSP/scalar builds read `bias` and add `input_offset` to every input; the
+/// MVE build reads a precomputed `kernel_sum = input_offset·Σw + bias` and
+/// multiplies raw inputs. Both give the same integers.
+#[derive(Clone, Copy, Debug)]
+pub enum FcEncoding<'a> {
+    Bias(Option<&'a [i32]>),
+    KernelSum(&'a [i32]),
+}
+
+/// `arm_fully_connected_s8`, per-tensor quantization: `input [batches, in]`,
+/// `weights [out, in]`, `output [batches, out]`.
+#[allow(clippy::too_many_arguments)]
+pub fn fully_connected_s8(
+    q: &ConvQuant,
+    filter_offset: i32,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> KernelResult {
+    let in_features = weights.len().checked_div(out_features).unwrap_or(0);
+    let batches = input.len().checked_div(in_features).unwrap_or(0);
+    let const_len = match encoding {
+        FcEncoding::Bias(Some(b)) => b.len(),
+        FcEncoding::Bias(None) => out_features,
+        FcEncoding::KernelSum(k) => k.len(),
+    };
+    if in_features == 0
+        || in_features * out_features != weights.len()
+        || batches * in_features != input.len()
+        || output.len() != batches * out_features
+        || const_len != out_features
+    {
+        return Err(BAD);
+    }
+    for b in 0..batches {
+        let (Some(row), Some(out_row)) = (
+            input.get(b * in_features..(b + 1) * in_features),
+            output.get_mut(b * out_features..(b + 1) * out_features),
+        ) else {
+            return Err(BAD);
+        };
+        for (oi, o) in out_row.iter_mut().enumerate() {
+            let Some(w_row) = weights.get(oi * in_features..(oi + 1) * in_features) else {
+                return Err(BAD);
+            };
+            let acc = match encoding {
+                FcEncoding::KernelSum(ks) => {
+                    let mut acc = ks.get(oi).copied().unwrap_or(0);
+                    for (&x, &w) in row.iter().zip(w_row) {
+                        acc = acc.wrapping_add(
+                            (x as i32).wrapping_mul((w as i32).wrapping_add(filter_offset)),
+                        );
+                    }
+                    acc
+                }
+                FcEncoding::Bias(bias) => {
+                    let mut acc = bias.and_then(|bv| bv.get(oi).copied()).unwrap_or(0);
+                    for (&x, &w) in row.iter().zip(w_row) {
+                        acc = acc.wrapping_add(
+                            (x as i32)
+                                .wrapping_add(q.input_offset)
+                                .wrapping_mul((w as i32).wrapping_add(filter_offset)),
+                        );
+                    }
+                    acc
+                }
+            };
+            *o = q.finish(acc, mult, shift);
+        }
+    }
+    Ok(())
+}
+
+/// `arm_avgpool_s8`: integer mean of the in-bounds window, rounded half away
+/// from zero, clamped to `[act_min, act_max]`.
+pub fn avg_pool_s8(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> KernelResult {
+    pool(g, input, output, |vals| {
+        let (sum, count) = vals.fold((0i32, 0i32), |(s, c), v| (s + v as i32, c + 1));
+        let rounded = if sum > 0 {
+            sum + count / 2
+        } else {
+            sum - count / 2
+        };
+        rounded
+            .checked_div(count)
+            .map(|m| m.max(act.0).min(act.1) as i8)
+    })
+}
+
+/// `arm_max_pool_s8`: window maximum (from -128), clamped to the range.
+pub fn max_pool_s8(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> KernelResult {
+    pool(g, input, output, |vals| {
+        Some(
+            vals.fold(i8::MIN as i32, |m, v| m.max(v as i32))
+                .max(act.0)
+                .min(act.1) as i8,
+        )
+    })
+}
+
+fn pool(
+    g: &Window,
+    input: &[i8],
+    output: &mut [i8],
+    reduce: impl Fn(&mut dyn Iterator<Item = i8>) -> Option<i8>,
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    if i.elements() != Some(input.len())
+        || o.elements() != Some(output.len())
+        || i.n != o.n
+        || i.c != o.c
+    {
+        return Err(BAD);
+    }
+    let mut dst = output.iter_mut();
+    for b in 0..o.n {
+        for oy in 0..o.h {
+            for ox in 0..o.w {
+                for ch in 0..o.c {
+                    let mut taps = (0..g.kernel.0)
+                        .filter_map(|ky| {
+                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
+                        })
+                        .flat_map(|y| {
+                            (0..g.kernel.1)
+                                .filter_map(move |kx| {
+                                    Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
+                                })
+                                .map(move |x| ((b * i.h + y) * i.w + x) * i.c + ch)
+                        })
+                        .map(|idx| input.get(idx).copied().unwrap_or(0));
+                    let (Some(v), Some(d)) = (reduce(&mut taps), dst.next()) else {
+                        return Err(BAD);
+                    };
+                    *d = v;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,10 @@ use etch_runtime::context::required;
 use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::arith::{divide_by_power_of_two, requantize};
+use crate::cortex_m::{
+    avg_pool_s8, conv_s8, depthwise_conv_s8, fully_connected_s8, max_pool_s8, ConvQuant,
+    FcEncoding, Nhwc, Window,
+};
 
 fn bad(what: &'static str) -> Error {
     Error::new(ErrorCode::InvalidArgument, what, 0)
@@ -78,74 +82,38 @@ pub const QUANTIZED_LINEAR_OUT: Kernel = Kernel {
 };
 
 fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let input_offset = i32_arg(ctx, 4)?;
+    let q = ConvQuant {
+        input_offset: i32_arg(ctx, 4)?,
+        output_offset: i32_arg(ctx, 6)?,
+        act_max: i32_arg(ctx, 9)?,
+        act_min: i32_arg(ctx, 10)?,
+    };
     let filter_offset = i32_arg(ctx, 5)?;
-    let output_offset = i32_arg(ctx, 6)?;
+    // Per-tensor: the upstream kernel reads element 0 of each list.
     let mult = i32::try_from(ctx.int_list_item(7, 0)?).map_err(|_| bad("multiplier"))?;
     let shift = i32::try_from(ctx.int_list_item(8, 0)?).map_err(|_| bad("shift"))?;
-    let act_max = i32_arg(ctx, 9)?;
-    let act_min = i32_arg(ctx, 10)?;
     let ([x, w, bias, kernel_sum], [mut out]) = ctx.io([0, 1, 2, 3], [11])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
+    let out_features = w.shape.size(0);
+    if w.shape.rank() != 2 {
+        return Err(bad("linear weight is not 2-D"));
+    }
+    let encoding = match (kernel_sum, bias) {
+        (Some(k), _) => FcEncoding::KernelSum(k.as_i32()?),
+        (None, b) => FcEncoding::Bias(b.map(|b| b.as_i32()).transpose()?),
+    };
     let (x, w) = (x.as_i8()?, w.as_i8()?);
-    let out = out.as_i8_mut()?;
-    let out_features = match &kernel_sum {
-        Some(k) => k.numel(),
-        None => match &bias {
-            Some(b) => b.numel(),
-            None => 0,
-        },
-    };
-    let out_features = if out_features == 0 {
-        out.len()
-    } else {
-        out_features
-    };
-    let in_features = w.len().checked_div(out_features).unwrap_or(0);
-    let batches = x.len().checked_div(in_features).unwrap_or(0);
-    if in_features == 0
-        || in_features * out_features != w.len()
-        || batches * in_features != x.len()
-        || out.len() != batches * out_features
-    {
-        return Err(bad("linear input/output shape"));
-    }
-    let bias = bias.map(|b| b.as_i32()).transpose()?;
-    let kernel_sum = kernel_sum.map(|k| k.as_i32()).transpose()?;
-    for b in 0..batches {
-        let (Some(row), Some(out_row)) = (
-            x.get(b * in_features..(b + 1) * in_features),
-            out.get_mut(b * out_features..(b + 1) * out_features),
-        ) else {
-            return Err(bad("linear index"));
-        };
-        for (oi, o) in out_row.iter_mut().enumerate() {
-            let Some(w_row) = w.get(oi * in_features..(oi + 1) * in_features) else {
-                return Err(bad("linear index"));
-            };
-            let acc = match kernel_sum {
-                Some(ks) => {
-                    let mut acc = ks.get(oi).copied().unwrap_or(0);
-                    for (&xv, &wv) in row.iter().zip(w_row) {
-                        acc = acc.wrapping_add((xv as i32) * (wv as i32));
-                    }
-                    acc
-                }
-                None => {
-                    let mut acc = bias.and_then(|b| b.get(oi).copied()).unwrap_or(0);
-                    for (&xv, &wv) in row.iter().zip(w_row) {
-                        acc = acc.wrapping_add(
-                            (xv as i32 + input_offset).wrapping_mul(wv as i32 + filter_offset),
-                        );
-                    }
-                    acc
-                }
-            };
-            let v = requantize(acc, mult, shift).wrapping_add(output_offset);
-            *o = v.max(act_min).min(act_max) as i8;
-        }
-    }
-    Ok(())
+    Ok(fully_connected_s8(
+        &q,
+        filter_offset,
+        encoding,
+        x,
+        w,
+        out_features,
+        mult,
+        shift,
+        out.as_i8_mut()?,
+    )?)
 }
 
 /// How an operator's activations describe CMSIS-NN's NHWC layout: logical
@@ -167,6 +135,12 @@ fn nhwc_in(t: &etch_runtime::Shape, layout: Layout) -> Result<(usize, usize, usi
         }
         Layout::ExplicitNhwc => Err(bad("_nhwc activation is not a contiguous rank-4 tensor")),
     }
+}
+
+/// [`nhwc_in`] as the compute functions' `Nhwc`.
+fn nhwc_dims(t: &etch_runtime::Shape, layout: Layout) -> Result<Nhwc> {
+    let (n, h, w, c) = nhwc_in(t, layout)?;
+    Ok(Nhwc { n, h, w, c })
 }
 
 /// NHWC sizes of a rank-4 activation stored channels-last (CMSIS-NN's layout).
@@ -192,71 +166,36 @@ fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
     Ok((a, b))
 }
 
-/// Geometry and quantization of a CMSIS-NN convolution.
-struct Conv {
-    input: (usize, usize, usize, usize),  // n, h, w, c_in
-    output: (usize, usize, usize, usize), // n, h, w, c_out
-    kernel: (usize, usize),
-    stride: (usize, usize),
-    padding: (usize, usize),
-    dilation: (usize, usize),
-    input_offset: i32,
-    output_offset: i32,
-    act_min: i32,
-    act_max: i32,
-}
-
-impl Conv {
-    /// Input row/column of output `o` and kernel tap `k` along one axis, if
-    /// inside the input (taps in the padding contribute nothing: CMSIS-NN pads
-    /// with the input zero point, whose offset-corrected value is 0).
-    #[inline]
-    fn tap(
-        o: usize,
-        k: usize,
-        stride: usize,
-        pad: usize,
-        dil: usize,
-        size: usize,
-    ) -> Option<usize> {
-        let pos = (o * stride + k * dil).checked_sub(pad)?;
-        (pos < size).then_some(pos)
-    }
-
-    #[inline]
-    fn finish(&self, acc: i32, mult: i32, shift: i32) -> i8 {
-        let v = requantize(acc, mult, shift).wrapping_add(self.output_offset);
-        // CMSIS-NN: MAX(v, act_min) then MIN(v, act_max).
-        v.max(self.act_min).min(self.act_max) as i8
-    }
-}
-
-/// Reads the arguments shared by conv and depthwise conv. `base` is the
-/// index of `input_offset` (after `depth_multiplier` for depthwise).
+/// Reads the geometry and quantization shared by conv and depthwise conv.
+/// `base` is the index of `input_offset` (after `depth_multiplier` for
+/// depthwise).
 fn conv_params(
     ctx: &KernelContext<'_, '_>,
     base: usize,
     out_arg: usize,
     layout: Layout,
-) -> Result<Conv> {
+) -> Result<(Window, ConvQuant)> {
     let (_, in_shape) = ctx.tensor_info(0)?;
     let (_, w_shape) = ctx.tensor_info(1)?;
     let (_, out_shape) = ctx.tensor_info(out_arg)?;
     if w_shape.rank() != 4 {
         return Err(bad("conv weight is not rank 4"));
     }
-    Ok(Conv {
-        input: nhwc_in(&in_shape, layout)?,
-        output: nhwc_in(&out_shape, layout)?,
+    let window = Window {
+        input: nhwc_dims(&in_shape, layout)?,
+        output: nhwc_dims(&out_shape, layout)?,
         kernel: (w_shape.size(1), w_shape.size(2)),
         stride: pair(ctx, 3)?,
         padding: pair(ctx, 4)?,
         dilation: pair(ctx, 5)?,
+    };
+    let quant = ConvQuant {
         input_offset: i32_arg(ctx, base)?,
         output_offset: i32_arg(ctx, base + 1)?,
         act_min: i32_arg(ctx, base + 4)?,
         act_max: i32_arg(ctx, base + 5)?,
-    })
+    };
+    Ok((window, quant))
 }
 
 /// `quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
@@ -299,66 +238,16 @@ pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = Kernel {
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let p = conv_params(ctx, 6, 13, layout)?;
+    let (g, q) = conv_params(ctx, 6, 13, layout)?;
     let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8, 9], [13])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
     let (mult, shift) = (required(mult, 8)?, required(shift, 9)?);
-    let (n, ih, iw, ic) = p.input;
-    let (on, oh, ow, oc) = p.output;
-    let (kh, kw) = p.kernel;
-    if w.shape.size(0) != oc || w.shape.size(3) != ic || on != n {
-        return Err(bad("conv weight or output shape"));
+    if w.shape.size(0) != g.output.c || w.shape.size(3) != g.input.c {
+        return Err(bad("conv weight shape"));
     }
-    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
     let bias = bias.map(|b| b.as_i32()).transpose()?;
-    let out = out.as_i8_mut()?;
-    if x.len() != n * ih * iw * ic
-        || w.len() != oc * kh * kw * ic
-        || out.len() != n * oh * ow * oc
-        || mult.len() != oc
-        || shift.len() != oc
-        || bias.is_some_and(|b| b.len() != oc)
-    {
-        return Err(bad("conv tensor sizes"));
-    }
-    let mut o = out.iter_mut();
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for c in 0..oc {
-                    let mut acc = bias.and_then(|b| b.get(c).copied()).unwrap_or(0);
-                    for ky in 0..kh {
-                        let Some(y) = Conv::tap(oy, ky, p.stride.0, p.padding.0, p.dilation.0, ih)
-                        else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(xx) =
-                                Conv::tap(ox, kx, p.stride.1, p.padding.1, p.dilation.1, iw)
-                            else {
-                                continue;
-                            };
-                            let xi = ((b * ih + y) * iw + xx) * ic;
-                            let wi = ((c * kh + ky) * kw + kx) * ic;
-                            let (Some(xs), Some(ws)) = (x.get(xi..xi + ic), w.get(wi..wi + ic))
-                            else {
-                                return Err(bad("conv index"));
-                            };
-                            for (&xv, &wv) in xs.iter().zip(ws) {
-                                acc = acc.wrapping_add((xv as i32 + p.input_offset) * wv as i32);
-                            }
-                        }
-                    }
-                    let (Some(&m), Some(&s), Some(dst)) = (mult.get(c), shift.get(c), o.next())
-                    else {
-                        return Err(bad("conv index"));
-                    };
-                    *dst = p.finish(acc, m, s);
-                }
-            }
-        }
-    }
-    Ok(())
+    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
+    Ok(conv_s8(&g, &q, x, w, bias, mult, shift, out.as_i8_mut()?)?)
 }
 
 /// `quantized_depthwise_conv2d.out(..., int[] dilation, int depth_multiplier,
@@ -399,66 +288,27 @@ pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = Kernel {
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let p = conv_params(ctx, 7, 14, layout)?;
+    let (g, q) = conv_params(ctx, 7, 14, layout)?;
     let ch_mult = usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?;
     let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [14])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
     let (mult, shift) = (required(mult, 9)?, required(shift, 10)?);
-    let (n, ih, iw, ic) = p.input;
-    let (on, oh, ow, oc) = p.output;
-    let (kh, kw) = p.kernel;
-    if oc != ic * ch_mult || w.shape.size(3) != oc || on != n {
-        return Err(bad("depthwise weight or output shape"));
+    if w.shape.size(3) != g.output.c {
+        return Err(bad("depthwise weight shape"));
     }
-    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
     let bias = bias.map(|b| b.as_i32()).transpose()?;
-    let out = out.as_i8_mut()?;
-    if x.len() != n * ih * iw * ic
-        || w.len() != kh * kw * oc
-        || out.len() != n * oh * ow * oc
-        || mult.len() != oc
-        || shift.len() != oc
-        || bias.is_some_and(|b| b.len() != oc)
-    {
-        return Err(bad("depthwise tensor sizes"));
-    }
-    let mut o = out.iter_mut();
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for c in 0..oc {
-                    let cin = c / ch_mult.max(1);
-                    let mut acc = bias.and_then(|b| b.get(c).copied()).unwrap_or(0);
-                    for ky in 0..kh {
-                        let Some(y) = Conv::tap(oy, ky, p.stride.0, p.padding.0, p.dilation.0, ih)
-                        else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(xx) =
-                                Conv::tap(ox, kx, p.stride.1, p.padding.1, p.dilation.1, iw)
-                            else {
-                                continue;
-                            };
-                            let (Some(&xv), Some(&wv)) = (
-                                x.get(((b * ih + y) * iw + xx) * ic + cin),
-                                w.get((ky * kw + kx) * oc + c),
-                            ) else {
-                                return Err(bad("depthwise index"));
-                            };
-                            acc = acc.wrapping_add((xv as i32 + p.input_offset) * wv as i32);
-                        }
-                    }
-                    let (Some(&m), Some(&s), Some(dst)) = (mult.get(c), shift.get(c), o.next())
-                    else {
-                        return Err(bad("depthwise index"));
-                    };
-                    *dst = p.finish(acc, m, s);
-                }
-            }
-        }
-    }
-    Ok(())
+    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
+    Ok(depthwise_conv_s8(
+        &g,
+        &q,
+        ch_mult,
+        x,
+        w,
+        bias,
+        mult,
+        shift,
+        out.as_i8_mut()?,
+    )?)
 }
 
 /// `pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *,
@@ -561,59 +411,19 @@ pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = Kernel {
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (kh, kw) = pair(ctx, 1)?;
-    let (sh, sw) = pair(ctx, 2)?;
-    let (ph, pw) = pair(ctx, 3)?;
+    let (kernel, stride, padding) = (pair(ctx, 1)?, pair(ctx, 2)?, pair(ctx, 3)?);
     let ([x], [mut out]) = ctx.io([0], [9])?;
     let x = required(x, 0)?;
-    let (n, ih, iw, c) = nhwc_in(&x.shape, layout)?;
-    let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;
-    if on != n || oc != c {
-        return Err(bad("avg_pool output shape"));
-    }
-    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
-    if x.len() != n * ih * iw * c || out.len() != n * oh * ow * c {
-        return Err(bad("avg_pool tensor sizes"));
-    }
-    let mut o = out.iter_mut();
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for ch in 0..c {
-                    let (mut sum, mut count) = (0i32, 0i32);
-                    for ky in 0..kh {
-                        let Some(y) = Conv::tap(oy, ky, sh, ph, 1, ih) else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(xx) = Conv::tap(ox, kx, sw, pw, 1, iw) else {
-                                continue;
-                            };
-                            sum += x
-                                .get(((b * ih + y) * iw + xx) * c + ch)
-                                .copied()
-                                .unwrap_or(0) as i32;
-                            count += 1;
-                        }
-                    }
-                    // CMSIS-NN: rounded half away from zero.
-                    let rounded = if sum > 0 {
-                        sum + count / 2
-                    } else {
-                        sum - count / 2
-                    };
-                    let Some(mean) = rounded.checked_div(count) else {
-                        return Err(bad("avg_pool window outside the input"));
-                    };
-                    let Some(dst) = o.next() else {
-                        return Err(bad("avg_pool index"));
-                    };
-                    *dst = mean.clamp(-128, 127) as i8;
-                }
-            }
-        }
-    }
-    Ok(())
+    let g = Window {
+        input: nhwc_dims(&x.shape, layout)?,
+        output: nhwc_dims(&out.shape, layout)?,
+        kernel,
+        stride,
+        padding,
+        dilation: (1, 1),
+    };
+    // The upstream kernel runs with the full int8 range.
+    Ok(avg_pool_s8(&g, (-128, 127), x.as_i8()?, out.as_i8_mut()?)?)
 }
 
 /// Element `i` of a broadcast operand: equal sizes, or one value per channel
@@ -680,8 +490,8 @@ fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
             return Err(bad("add index"));
         };
-        let x = requantize((x as i32 - zp1).wrapping_shl(20), m1, s1);
-        let y = requantize((y as i32 - zp2).wrapping_shl(20), m2, s2);
+        let x = requantize((x as i32).wrapping_sub(zp1).wrapping_shl(20), m1, s1);
+        let y = requantize((y as i32).wrapping_sub(zp2).wrapping_shl(20), m2, s2);
         let sum = requantize(x.wrapping_add(y), mo, so).wrapping_add(zpo);
         *o = sum.max(act_min).min(act_max) as i8;
     }
@@ -726,7 +536,9 @@ fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
             return Err(bad("mul index"));
         };
-        let prod = (x as i32 - zp1) * (y as i32 - zp2);
+        let prod = (x as i32)
+            .wrapping_sub(zp1)
+            .wrapping_mul((y as i32).wrapping_sub(zp2));
         let v = requantize(prod, mo, so).wrapping_add(zpo);
         *o = v.clamp(-128, 127) as i8;
     }
@@ -787,49 +599,20 @@ pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = Kernel {
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (kh, kw) = pair(ctx, 1)?;
-    let (sh, sw) = pair(ctx, 2)?;
-    let (ph, pw) = pair(ctx, 3)?;
-    let (dh, dw) = pair(ctx, 4)?;
-    let (act_min, act_max) = (i32_arg(ctx, 8)?, i32_arg(ctx, 9)?);
+    let (kernel, stride, padding, dilation) =
+        (pair(ctx, 1)?, pair(ctx, 2)?, pair(ctx, 3)?, pair(ctx, 4)?);
+    let act = (i32_arg(ctx, 8)?, i32_arg(ctx, 9)?);
     let ([x], [mut out]) = ctx.io([0], [10])?;
     let x = required(x, 0)?;
-    let (n, ih, iw, c) = nhwc_in(&x.shape, layout)?;
-    let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;
-    if on != n || oc != c {
-        return Err(bad("max_pool output shape"));
-    }
-    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
-    let mut o = out.iter_mut();
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for ch in 0..c {
-                    let mut max = i8::MIN as i32;
-                    for ky in 0..kh {
-                        let Some(y) = Conv::tap(oy, ky, sh, ph, dh, ih) else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(xx) = Conv::tap(ox, kx, sw, pw, dw, iw) else {
-                                continue;
-                            };
-                            let v = x
-                                .get(((b * ih + y) * iw + xx) * c + ch)
-                                .copied()
-                                .unwrap_or(i8::MIN);
-                            max = max.max(v as i32);
-                        }
-                    }
-                    let Some(dst) = o.next() else {
-                        return Err(bad("max_pool index"));
-                    };
-                    *dst = max.max(act_min).min(act_max) as i8;
-                }
-            }
-        }
-    }
-    Ok(())
+    let g = Window {
+        input: nhwc_dims(&x.shape, layout)?,
+        output: nhwc_dims(&out.shape, layout)?,
+        kernel,
+        stride,
+        padding,
+        dilation,
+    };
+    Ok(max_pool_s8(&g, act, x.as_i8()?, out.as_i8_mut()?)?)
 }
 
 /// `quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
@@ -929,7 +712,9 @@ fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -
                                 return Err(bad("transpose conv index"));
                             };
                             for (&xv, &wv) in xs.iter().zip(ws) {
-                                acc = acc.wrapping_add((xv as i32 + in_off) * wv as i32);
+                                acc = acc.wrapping_add(
+                                    (xv as i32).wrapping_add(in_off).wrapping_mul(wv as i32),
+                                );
                             }
                         }
                     }
@@ -1095,7 +880,11 @@ fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                 };
                 let mut acc = 0i32;
                 for (&a, &c) in lr.iter().zip(rr) {
-                    acc = acc.wrapping_add((a as i32 + lhs_off) * (c as i32 + rhs_off));
+                    acc = acc.wrapping_add(
+                        (a as i32)
+                            .wrapping_add(lhs_off)
+                            .wrapping_mul((c as i32).wrapping_add(rhs_off)),
+                    );
                 }
                 let Some(o) = dst.next() else {
                     return Err(bad("batch_matmul index"));
@@ -1173,7 +962,7 @@ fn quantized_div_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         return Err(bad("div operand shapes"));
     }
     let q = |x: i32, y: i32| -> f32 {
-        let (n, d) = ((x - zp1) as f32, (y - zp2) as f32);
+        let (n, d) = (x.wrapping_sub(zp1) as f32, y.wrapping_sub(zp2) as f32);
         let quotient = if d != 0.0 { n / d } else { 0.0 };
         round_half_even(quotient * scale) + zpo as f32
     };
