@@ -69,6 +69,8 @@ pub const KERNELS: &[Kernel] = &[
     portable_extra::SQUEEZE_COPY_DIMS_OUT,
     #[cfg(feature = "op-aten-expand_copy-out")]
     portable_extra::EXPAND_COPY_OUT,
+    #[cfg(feature = "op-aten-linear-out")]
+    portable_extra::LINEAR_OUT,
     #[cfg(feature = "op-aten-cat-out")]
     portable_extra::CAT_OUT,
     #[cfg(feature = "op-aten-convolution-out")]

@@ -560,3 +560,48 @@ fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     }
     Ok(())
 }
+
+/// `linear.out(Tensor input, Tensor weight, Tensor? bias=None, *,
+/// Tensor(a!) out)`, f32, contiguous: ExecuTorch has no portable `linear`
+/// (exporters decompose it into `permute_copy` + `addmm`); this follows
+/// `addmm`'s order: `Σ_k x[i,k]·w[j,k]` from 0 in k order, then `+ bias[j]`.
+pub const LINEAR_OUT: Kernel = Kernel {
+    name: "aten::linear.out",
+    args: &[A::Tensor, A::Tensor, A::OptTensor, A::Tensor, A::Tensor],
+    run: |ctx| {
+        let ([x, w, bias], [mut out]) = ctx.io([0, 1, 2], [3])?;
+        let (x, w) = (required(x, 0)?, required(w, 1)?);
+        let (n_out, k) = (w.shape.size(0), w.shape.size(1));
+        if w.shape.rank() != 2
+            || x.shape.size(-1) != k
+            || out.shape.size(-1) != n_out
+            || !x.shape.is_contiguous()
+            || !w.shape.is_contiguous()
+            || !out.shape.is_contiguous()
+        {
+            return Err(bad("linear shapes"));
+        }
+        let bias = bias.map(|b| b.as_f32()).transpose()?;
+        let (xd, wd, od) = (x.as_f32()?, w.as_f32()?, out.as_f32_mut()?);
+        let rows = xd.len().checked_div(k).unwrap_or(0);
+        if rows * n_out != od.len() || bias.is_some_and(|b| b.len() != n_out) {
+            return Err(bad("linear sizes"));
+        }
+        for i in 0..rows {
+            for j in 0..n_out {
+                let mut sum = 0.0f32;
+                for p in 0..k {
+                    sum += xd.get(i * k + p).copied().unwrap_or(0.0)
+                        * wd.get(j * k + p).copied().unwrap_or(0.0);
+                }
+                if let Some(b) = bias {
+                    sum += b.get(j).copied().unwrap_or(0.0);
+                }
+                if let Some(o) = od.get_mut(i * n_out + j) {
+                    *o = sum;
+                }
+            }
+        }
+        Ok(())
+    },
+};
