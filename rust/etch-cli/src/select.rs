@@ -146,5 +146,18 @@ mod tests {
             let f = op_feature(k.name);
             assert!(toml.contains(&format!("\n{f} = []")), "no feature {f}");
         }
+        // And every operator feature selects a kernel.
+        let features: Vec<&str> = toml
+            .lines()
+            .filter(|l| l.starts_with("op-") && l.ends_with("= []"))
+            .map(|l| l.trim_end_matches("= []").trim())
+            .collect();
+        assert_eq!(features.len(), etch_kernels::KERNELS.len());
+        for f in features {
+            assert!(
+                etch_kernels::KERNELS.iter().any(|k| op_feature(k.name) == f),
+                "feature {f} selects no kernel"
+            );
+        }
     }
 }
