@@ -15,6 +15,7 @@ mod summary;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
+  etch demo                          run the bundled DS-CNN (cortex_m, M33 encoding) bit-exactly
   etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
            [--compare REF.npy...] [--repeat N]
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("inspect") => inspect::main(&args[1..]),
+        Some("demo") => demo(),
         Some("run") => run::main(&args[1..]),
         Some("select") => select::main(&args[1..]),
         Some("plan") => plan::main(&args[1..]),
@@ -44,6 +46,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The host demo until the keyword-spotting front end lands: inspect the
+/// bundled DS-CNN keyword-spotting program, run it, compare bit-exactly with
+/// ExecuTorch's reference output and time it.
+fn demo() -> Result<(), String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
+    let name = "dscnn_cm_m33";
+    let pte = format!("{dir}{name}.pte");
+    println!("== etch inspect {name}.pte");
+    inspect::main(std::slice::from_ref(&pte))?;
+    println!("\n== etch run {name}.pte (1000 inferences, compared with ExecuTorch's reference)");
+    run::main(&[
+        pte,
+        "--input".into(),
+        format!("{dir}{name}.input0.npy"),
+        "--compare".into(),
+        format!("{dir}{name}.output0.npy"),
+        "--repeat".into(),
+        "1000".into(),
+    ])
 }
 
 /// Reads a file, with the path in the error message.

@@ -155,7 +155,9 @@ mod tests {
         assert_eq!(features.len(), etch_kernels::KERNELS.len());
         for f in features {
             assert!(
-                etch_kernels::KERNELS.iter().any(|k| op_feature(k.name) == f),
+                etch_kernels::KERNELS
+                    .iter()
+                    .any(|k| op_feature(k.name) == f),
                 "feature {f} selects no kernel"
             );
         }

@@ -215,3 +215,14 @@ fn select_lists_exactly_the_operators_of_dscnn() {
          \"dtype-f32\", \"dtype-i32\", \"dtype-i8\", \"dtype-u8\"]"
     );
 }
+
+/// The README's main command.
+#[test]
+fn demo_runs_the_bundled_model_bit_exactly() {
+    let (ok, stdout, stderr) = etch(&["demo"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("method state:") && stdout.contains("bit-exact"),
+        "{stdout}"
+    );
+}
