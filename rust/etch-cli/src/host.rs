@@ -57,6 +57,11 @@ pub fn load_method<'a, 'm>(
 ) -> Result<Method<'a, 'm>, String> {
     Method::load(meta, state, planned, etch_kernels::KERNELS, &[]).map_err(|e| {
         let mut msg = e.to_string();
+        if e.code == etch_runtime::ErrorCode::InvalidProgram && e.what.contains("schema") {
+            if let Ok((n, o)) = meta.operator_of_instruction(e.at as usize) {
+                msg = format!("{msg}; operator: {n}.{o}");
+            }
+        }
         if e.code == etch_runtime::ErrorCode::NotFound {
             let ids: Vec<String> = meta
                 .plan()

@@ -256,8 +256,15 @@ fn a_kernel_whose_schema_differs_is_rejected_at_load() {
         .err()
         .unwrap();
     assert_eq!(e.code, ErrorCode::InvalidProgram);
-    assert_eq!(e.what, "kernel call does not match the operator schema");
+    assert_eq!(
+        e.what,
+        "kernel call does not match the operator schema (at = instruction)"
+    );
     assert_eq!(e.at, 13, "instruction index of the avg_pool call");
+    assert_eq!(
+        meta.operator_of_instruction(13).unwrap(),
+        ("cortex_m::quantized_avg_pool2d", "out")
+    );
 }
 
 /// A stand-in for the XNNPACK backend: records what the runtime hands it and

@@ -138,6 +138,31 @@ impl<'a> MethodMeta<'a> {
         Ok(missing)
     }
 
+    /// `(name, overload)` of the operator instruction `index` (numbered across
+    /// chains) calls: names the operator of an error whose `at` is an
+    /// instruction, such as a schema mismatch at load.
+    pub fn operator_of_instruction(&self, index: usize) -> Result<(&'a str, &'a str)> {
+        let mut base = 0;
+        for chain in self.plan.chains()?.iter() {
+            let instructions = chain?.instructions()?;
+            if index < base + instructions.len() {
+                if let InstructionArgs::KernelCall { op_index, .. } =
+                    instructions.get(index - base)?.args()?
+                {
+                    let op = self.plan.operators()?.get(op_index as usize)?;
+                    return Ok((op.name()?, op.overload()?));
+                }
+                break;
+            }
+            base += instructions.len();
+        }
+        Err(Error::new(
+            ErrorCode::NotFound,
+            "instruction is not a kernel call",
+            index as u32,
+        ))
+    }
+
     fn operator_used(&self, op: usize) -> Result<bool> {
         for chain in self.plan.chains()?.iter() {
             for instr in chain?.instructions()?.iter() {
