@@ -600,7 +600,7 @@ fn check_schema(
 ) -> Result<()> {
     let mismatch = Error::new(
         ErrorCode::InvalidProgram,
-        "kernel call does not match the operator schema",
+        "kernel call does not match the operator schema (at = instruction)",
         index as u32,
     );
     if args.len() != schema.len() {
