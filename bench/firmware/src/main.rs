@@ -1,0 +1,160 @@
+//! Bare-metal benchmark: loads the embedded `.pte` with static, caller-owned
+//! buffers, runs it `RUNS` times, checks the output bit for bit against the
+//! reference and reports through semihosting.
+//!
+//! Per-op instruction counts: before each instruction the firmware stores to
+//! `ETCH_BENCH_MARKERS[1 + index]`, after it to `ETCH_BENCH_MARKERS[0]`
+//! ("runtime"). The QEMU plugin (`bench/qemu-plugin`) watches stores into that
+//! array and charges executed instructions to the bucket last written.
+//! Formatting (`hprintln`) lives only in this harness, never in etch.
+#![no_std]
+#![no_main]
+
+use core::ptr::addr_of_mut;
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+use etch_runtime::{ExecutionObserver, Method, Output, Program, Verification};
+
+const RUNS: u32 = 3;
+const MAX_MARKERS: usize = 256;
+
+#[repr(C, align(16))]
+struct Aligned<T: ?Sized>(T);
+
+static MODEL: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/model.pte")));
+static INPUT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/input.bin"));
+static EXPECTED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/expected.bin"));
+const MODEL_NAME: &str = include_str!(concat!(env!("OUT_DIR"), "/model_name.txt"));
+
+const ARENA_BYTES: usize = 32 * 1024;
+const STATE_BYTES: usize = 256;
+static mut ARENA: Aligned<[u8; ARENA_BYTES]> = Aligned([0; ARENA_BYTES]);
+static mut STATE: [u8; STATE_BYTES] = [0; STATE_BYTES];
+
+/// Written, never read: the plugin attributes instructions by the address stored to.
+#[no_mangle]
+static mut ETCH_BENCH_MARKERS: [u32; MAX_MARKERS] = [0; MAX_MARKERS];
+
+#[inline(always)]
+fn mark(bucket: usize) {
+    // SAFETY: a volatile store into a static array the plugin observes; the
+    // index is bounded, and nothing else runs concurrently.
+    unsafe {
+        let p = addr_of_mut!(ETCH_BENCH_MARKERS) as *mut u32;
+        core::ptr::write_volatile(p.add(bucket.min(MAX_MARKERS - 1)), 1);
+    }
+}
+
+struct Markers;
+impl ExecutionObserver for Markers {
+    fn before(&mut self, index: u32, _op: Option<u32>) {
+        mark(1 + index as usize);
+    }
+    fn after(&mut self, _index: u32) {
+        mark(0);
+    }
+}
+
+extern "C" {
+    static mut _stack_start: u32;
+    static mut __ebss: u32;
+}
+
+const PAINT: u32 = 0xC0DE_5A5A;
+
+/// Fills the unused stack below the current frame with a pattern.
+fn paint_stack() {
+    // SAFETY: writes only between the end of .bss and 256 bytes below the
+    // current stack pointer, memory no one uses yet.
+    unsafe {
+        let bottom = addr_of_mut!(__ebss) as usize;
+        let sp = cortex_m::register::msp::read() as usize - 256;
+        let mut p = (bottom + 3) & !3;
+        while p < sp {
+            core::ptr::write_volatile(p as *mut u32, PAINT);
+            p += 4;
+        }
+    }
+}
+
+/// Bytes of stack ever used: from the top down to the lowest overwritten word.
+fn stack_high_water() -> usize {
+    // SAFETY: reads the painted region set up by `paint_stack`.
+    unsafe {
+        let bottom = (addr_of_mut!(__ebss) as usize + 3) & !3;
+        let top = addr_of_mut!(_stack_start) as usize;
+        let mut p = bottom;
+        while p < top && core::ptr::read_volatile(p as *const u32) == PAINT {
+            p += 4;
+        }
+        top - p
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    paint_stack();
+    // SAFETY: main runs once; these statics are only borrowed here.
+    let (arena, state): (&mut [u8], &mut [u8]) =
+        unsafe { (&mut (*addr_of_mut!(ARENA)).0, &mut *addr_of_mut!(STATE)) };
+    mark(MAX_MARKERS - 2); // load
+    let ok = run(arena, state);
+    mark(MAX_MARKERS - 1);
+    hprintln!("stack_bytes {}", stack_high_water());
+    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    loop {}
+}
+
+fn run(arena: &mut [u8], state: &mut [u8]) -> bool {
+    let program = match Program::from_bytes(&MODEL.0, Verification::InternalConsistency) {
+        Ok(p) => p,
+        Err(e) => {
+            hprintln!("load error 0x{:x}", e.code.as_u32());
+            return false;
+        }
+    };
+    let Ok(meta) = program.method_meta("forward") else { return false };
+    let need = meta.method_state_bytes().unwrap_or(usize::MAX);
+    let arena_need = meta.memory_planned_buffer_size(0).unwrap_or(usize::MAX);
+    hprintln!("model {}", MODEL_NAME);
+    hprintln!("method_state_bytes {}", need);
+    hprintln!("arena_bytes {}", arena_need);
+    for i in 0..meta.num_instructions().unwrap_or(0) {
+        if let Ok((n, o)) = meta.operator_of_instruction(i) {
+            hprintln!("instruction {} {}.{}", i, n, o);
+        }
+    }
+    let mut planned = [arena];
+    let mut method = match Method::load(&meta, state, &mut planned, etch_kernels::KERNELS, &[]) {
+        Ok(m) => m,
+        Err(e) => {
+            hprintln!("method load error 0x{:x} at {}", e.code.as_u32(), e.at);
+            return false;
+        }
+    };
+    let mut exact = true;
+    for run in 0..RUNS {
+        if method.set_input_bytes(0, INPUT).is_err() {
+            return false;
+        }
+        mark(MAX_MARKERS - 3); // inference start (outside ops: runtime)
+        let r = method.execute_observed(&mut Markers);
+        mark(MAX_MARKERS - 1);
+        if let Err(e) = r {
+            hprintln!("execute error 0x{:x} at {}", e.code.as_u32(), e.at);
+            return false;
+        }
+        let same = matches!(method.output(0), Ok(Output::Tensor(t)) if t.data == EXPECTED);
+        hprintln!("run {} bit_exact {}", run, same);
+        exact &= same;
+    }
+    hprintln!("runs {}", RUNS);
+    exact
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    debug::exit(debug::EXIT_FAILURE);
+    loop {}
+}

@@ -1,0 +1,119 @@
+"""Turns the benchmark logs into bench/results.json and docs/benchmarks.md.
+
+usage: report.py BUILD_DIR REPO_ROOT NAME:TRIPLE:MODEL...
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+RUNTIME_BUCKET, LOAD_BUCKET, INFER_BUCKET, IDLE_BUCKET = 0, 254, 253, 255
+
+
+def parse(build, name):
+    log = open(os.path.join(build, f"{name}.log")).read()
+    facts = dict(re.findall(r"^(method_state_bytes|arena_bytes|stack_bytes|runs) (\d+)$", log, re.M))
+    ops = dict((int(i), op) for i, op in re.findall(r"^instruction (\d+) (\S+)$", log, re.M))
+    exact = re.findall(r"^run \d+ bit_exact (\w+)$", log, re.M)
+    counts = {}
+    for line in open(os.path.join(build, f"{name}.counts")):
+        parts = line.split()
+        if parts[0] == "bucket":
+            counts[int(parts[1])] = int(parts[2])
+    runs = int(facts["runs"])
+    by_op = {}
+    for i, op in ops.items():
+        by_op[op] = by_op.get(op, 0) + counts.get(i + 1, 0) // runs
+    runtime = (counts.get(RUNTIME_BUCKET, 0) + counts.get(INFER_BUCKET, 0)) // runs
+    by_op["(runtime between ops)"] = runtime
+    return facts, ops, by_op, exact and all(e == "true" for e in exact), counts
+
+
+def sizes(build, name):
+    core = kernels = model = other = 0
+    for line in open(os.path.join(build, f"{name}.nm")):
+        parts = line.split(None, 3)
+        if len(parts) < 4 or parts[2].lower() not in "tr":
+            continue
+        size, sym = int(parts[1], 16), parts[3]
+        if sym.startswith(("etch_pte::", "etch_runtime::", "<etch_pte", "<etch_runtime")):
+            core += size
+        elif sym.startswith(("etch_kernels::", "<etch_kernels")):
+            kernels += size
+        elif "MODEL" in sym:
+            model += size
+        else:
+            other += size
+    return core, kernels, model
+
+
+def main():
+    build, root = sys.argv[1], sys.argv[2]
+    results = []
+    rows = []
+    for spec in sys.argv[3:]:
+        name, triple, model = spec.split(":")
+        facts, ops, by_op, exact, counts = parse(build, name)
+        core, kernels, model_bytes = sizes(build, name)
+        per_inference = sum(by_op.values())
+        results.append({
+            "target": name,
+            "model": model + ".pte",
+            "instructions_per_inference": per_inference,
+            "instructions_by_op": by_op,
+            "flash_core_bytes": core,
+            "flash_kernels_bytes": kernels,
+            "model_bytes": model_bytes,
+            "method_state_bytes": int(facts["method_state_bytes"]),
+            "arena_bytes": int(facts["arena_bytes"]),
+            "stack_bytes": int(facts["stack_bytes"]),
+            "bit_exact": bool(exact),
+        })
+        rows.append((name, triple, per_inference, by_op, core, kernels, facts, exact))
+    with open(os.path.join(root, "bench", "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    md = [
+        "# Benchmarks",
+        "",
+        "Produced by `bench/run.sh` (this file and `bench/results.json` are its output;",
+        "regenerate rather than edit). Each target runs the bare-metal firmware",
+        "`bench/firmware` under `qemu-system-arm` (Debian's QEMU 7.2): it loads the model",
+        "with `Verification::InternalConsistency` into static buffers, runs it 3 times on the",
+        "fixture input and compares the output bit for bit with ExecuTorch's reference.",
+        "",
+        "- **Instructions** are guest instructions counted by our TCG plugin",
+        "  (`bench/qemu-plugin/etch_count.c`), one callback per executed instruction, so they",
+        "  are exact and deterministic (the same ELF gives the same counts every run). They",
+        "  are instructions, not cycles. Per op: the firmware stores to a marker array before",
+        "  and after each instruction; the plugin charges instructions to the last marker.",
+        "- **Flash** is the summed size of linked `.text`/`.rodata` symbols by crate",
+        "  (`arm-none-eabi-nm -S`): core = `etch_pte` + `etch_runtime`, kernels = `etch_kernels`",
+        "  (the DS-CNN selection only). Compiler intrinsics (`memcpy`), the harness and the",
+        "  semihosting formatting are excluded. Release profile: `opt-level = \"s\"`, LTO.",
+        "- **Method state** is `MethodMeta::method_state_bytes()`; **arena** the planned buffer;",
+        "  **stack** the painted-stack high-water mark of the whole firmware (harness included).",
+        "",
+        "| target | model | instructions / inference | core flash | kernels flash | method state | arena | stack | bit-exact |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, triple, per, by_op, core, kernels, facts, exact in rows:
+        md.append(
+            f"| {name} (`{triple}`) | {results[0]['model']} | {per:,} | {core:,} B | {kernels:,} B | "
+            f"{facts['method_state_bytes']} B | {facts['arena_bytes']} B | {facts['stack_bytes']} B | {'yes' if exact else 'NO'} |"
+        )
+    for name, triple, per, by_op, *_ in rows:
+        md += ["", f"## Per-operator instructions, {name}", "", "| operator | instructions / inference | share |", "|---|---:|---:|"]
+        for op, n in sorted(by_op.items(), key=lambda kv: -kv[1]):
+            md.append(f"| `{op}` | {n:,} | {100.0 * n / max(per, 1):.1f} % |")
+    md += ["", "Command: `bench/run.sh` (about a minute after the first build).", ""]
+    with open(os.path.join(root, "docs", "benchmarks.md"), "w") as f:
+        f.write("\n".join(md))
+    print("\n".join(md[md.index("| target | model | instructions / inference | core flash | kernels flash | method state | arena | stack | bit-exact |"):][:2 + len(rows)]))
+    if not all(r["bit_exact"] for r in results):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
