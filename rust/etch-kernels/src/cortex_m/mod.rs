@@ -148,8 +148,8 @@ pub fn conv_s8(
     Ok(())
 }
 
-/// `Σ (x + offset)·w`: the inner product every int8 kernel spends its time in
-/// (the seam for SMLAD-based versions).
+/// `Σ (x + offset)·w`: the inner product the convolutions spend their time
+/// in (the seam for SMLAD-based versions).
 #[inline]
 pub fn dot_offset(x: &[i8], w: &[i8], offset: i32) -> i32 {
     let mut acc = 0i32;
@@ -187,13 +187,23 @@ pub fn depthwise_conv_s8(
     {
         return Err(BAD);
     }
-    let mut dst = output.iter_mut();
+    // Channels are processed in blocks of accumulators so the inner loop runs
+    // over contiguous weights (IHWO) and, for the common cases, contiguous
+    // inputs: depth multiplier 1 (one input channel per output) or a single
+    // input channel (DS-CNN's first layer, multiplier = C_out).
+    const BLOCK: usize = 32;
+    let mut acc = [0i32; BLOCK];
     for b in 0..o.n {
         for oy in 0..o.h {
             for ox in 0..o.w {
-                for c in 0..o.c {
-                    let cin = c / ch_mult;
-                    let mut acc = bias.and_then(|bv| bv.get(c).copied()).unwrap_or(0);
+                let out_base = ((b * o.h + oy) * o.w + ox) * o.c;
+                let mut c0 = 0;
+                while c0 < o.c {
+                    let cn = BLOCK.min(o.c - c0);
+                    let acc = acc.get_mut(..cn).ok_or(BAD)?;
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = bias.and_then(|bv| bv.get(c0 + j).copied()).unwrap_or(0);
+                    }
                     for ky in 0..kh {
                         let Some(y) =
                             Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
@@ -206,24 +216,49 @@ pub fn depthwise_conv_s8(
                             else {
                                 continue;
                             };
-                            let (Some(&xv), Some(&wv)) = (
-                                input.get(((b * i.h + y) * i.w + x) * i.c + cin),
-                                filter.get((ky * kw + kx) * o.c + c),
-                            ) else {
+                            let xi = ((b * i.h + y) * i.w + x) * i.c;
+                            let wi = (ky * kw + kx) * o.c + c0;
+                            let (Some(xs), Some(ws)) =
+                                (input.get(xi..xi + i.c), filter.get(wi..wi + cn))
+                            else {
                                 return Err(BAD);
                             };
-                            acc = acc.wrapping_add(
-                                (xv as i32)
-                                    .wrapping_add(q.input_offset)
-                                    .wrapping_mul(wv as i32),
-                            );
+                            if ch_mult == 1 {
+                                let xs = xs.get(c0..c0 + cn).ok_or(BAD)?;
+                                for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(ws) {
+                                    *a = a.wrapping_add(
+                                        (xv as i32)
+                                            .wrapping_add(q.input_offset)
+                                            .wrapping_mul(wv as i32),
+                                    );
+                                }
+                            } else if i.c == 1 {
+                                let xv = (xs.first().copied().unwrap_or(0) as i32)
+                                    .wrapping_add(q.input_offset);
+                                for (a, &wv) in acc.iter_mut().zip(ws) {
+                                    *a = a.wrapping_add(xv.wrapping_mul(wv as i32));
+                                }
+                            } else {
+                                for (j, (a, &wv)) in acc.iter_mut().zip(ws).enumerate() {
+                                    let xv =
+                                        xs.get((c0 + j) / ch_mult).copied().unwrap_or(0) as i32;
+                                    *a = a.wrapping_add(
+                                        xv.wrapping_add(q.input_offset).wrapping_mul(wv as i32),
+                                    );
+                                }
+                            }
                         }
                     }
-                    let (Some(&m), Some(&s), Some(d)) = (mult.get(c), shift.get(c), dst.next())
-                    else {
-                        return Err(BAD);
-                    };
-                    *d = q.finish(acc, m, s);
+                    let dst = output
+                        .get_mut(out_base + c0..out_base + c0 + cn)
+                        .ok_or(BAD)?;
+                    for (j, (d, &a)) in dst.iter_mut().zip(acc.iter()).enumerate() {
+                        let (Some(&m), Some(&s)) = (mult.get(c0 + j), shift.get(c0 + j)) else {
+                            return Err(BAD);
+                        };
+                        *d = q.finish(a, m, s);
+                    }
+                    c0 += cn;
                 }
             }
         }
