@@ -430,6 +430,7 @@ fn binary_op(
     f32_op: fn(f32, f32) -> f32,
     i8_op: fn(i8, i8) -> i8,
 ) -> Result<()> {
+    #[allow(unused_mut)] // no arm writes when no dtype is selected
     let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
     let (a, b) = (required(a, 0)?, required(b, 1)?);
     if a.dtype != out.dtype || b.dtype != out.dtype {
@@ -463,6 +464,7 @@ pub const ADD_OUT: Kernel = Kernel {
 
 fn add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let alpha = ctx.scalar_f64(2)?;
+    #[allow(unused_mut)] // no arm writes when no dtype is selected
     let ([a, b], [mut out]) = ctx.io([0, 1], [3])?;
     let (a, b) = (required(a, 0)?, required(b, 1)?);
     if a.dtype != out.dtype || b.dtype != out.dtype {
