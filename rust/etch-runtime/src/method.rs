@@ -254,6 +254,15 @@ impl<'a, 'm> Method<'a, 'm> {
         })
     }
 
+    /// The metadata the method was loaded from (operator names per
+    /// instruction, I/O facts), without keeping a separate copy of it.
+    pub fn meta(&self) -> MethodMeta<'a> {
+        MethodMeta {
+            file: self.file,
+            plan: self.plan,
+        }
+    }
+
     /// Caps instructions per `execute` (against malformed jump loops).
     pub fn set_instruction_limit(&mut self, limit: u32) {
         self.instruction_limit = limit;
