@@ -1,0 +1,65 @@
+//! The C ABI of etch (`include/etch.h`, generated from this crate by
+//! cbindgen).
+//!
+//! Rules every function follows:
+//! - no global or static mutable state: everything lives in caller-allocated
+//!   handles (`etch_program_t`, `etch_method_t`, sized in the header so C can
+//!   declare them statically) and caller-owned buffers;
+//! - NULL pointers, misaligned handles, short or wrapping lengths,
+//!   unterminated names and overlapping buffers give status codes
+//!   (ExecuTorch's numbers), never undefined behaviour or a panic;
+//! - error detail (`at`, and the message in logging builds) is kept in the
+//!   handle: `etch_program_error`, `etch_method_error`.
+//!
+//! One module per API area; later areas (the audio front end) add theirs.
+#![no_std]
+#![allow(non_camel_case_types)]
+
+mod log;
+mod method;
+mod program;
+mod ptr;
+mod registry;
+mod status;
+
+pub use log::*;
+pub use method::*;
+pub use program::*;
+pub use ptr::ETCH_MAX_NAME_LEN;
+pub use registry::*;
+pub use status::*;
+
+/// Version of this C API; bumped when a signature or handle layout changes.
+pub const ETCH_API_VERSION: u32 = 1;
+
+/// ExecuTorch `ScalarType` codes for `etch_tensor_info_t.dtype`.
+pub const ETCH_DTYPE_BYTE: i32 = 0; // uint8
+pub const ETCH_DTYPE_CHAR: i32 = 1; // int8
+pub const ETCH_DTYPE_SHORT: i32 = 2;
+pub const ETCH_DTYPE_INT: i32 = 3;
+pub const ETCH_DTYPE_LONG: i32 = 4;
+pub const ETCH_DTYPE_HALF: i32 = 5;
+pub const ETCH_DTYPE_FLOAT: i32 = 6;
+pub const ETCH_DTYPE_DOUBLE: i32 = 7;
+pub const ETCH_DTYPE_BOOL: i32 = 11;
+
+/// Bare metal: a panic cannot happen on any path the symbol check allows
+/// (CI links the library and rejects panic machinery), but the language
+/// needs a handler. Loop rather than pull in an abort routine.
+#[cfg(target_os = "none")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    loop {}
+}
+
+/// Hosted targets (native_sim, host tests): a `no_std` staticlib still needs
+/// a handler; end the process as C's `abort` does.
+#[cfg(not(target_os = "none"))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    extern "C" {
+        fn abort() -> !;
+    }
+    // SAFETY: libc's abort takes no arguments and never returns.
+    unsafe { abort() }
+}

@@ -1,0 +1,346 @@
+//! `etch_program_t`: a `.pte` read in place, and what its methods need.
+
+use core::ffi::{c_char, c_void};
+use core::mem::{align_of, size_of, MaybeUninit};
+
+use etch_runtime::tensor::Shape;
+use etch_runtime::{Error, ErrorCode, MethodMeta, Program, TensorInfo, Verification};
+
+use crate::ptr;
+use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
+use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE};
+
+/// Most dimensions a tensor can have (`etch_tensor_info_t.sizes`).
+pub const ETCH_MAX_DIMS: usize = 16;
+/// Alignment `etch_program_load` requires of the program bytes.
+pub const ETCH_PROGRAM_ALIGNMENT: usize = 16;
+
+const _: () = assert!(ETCH_PROGRAM_ALIGNMENT == etch_runtime::program::PROGRAM_ALIGNMENT);
+
+/// Size of `etch_program_t` in 8-byte words (per pointer width).
+#[cfg(target_pointer_width = "32")]
+pub const ETCH_PROGRAM_WORDS: usize = 14;
+#[cfg(target_pointer_width = "64")]
+pub const ETCH_PROGRAM_WORDS: usize = 20;
+
+/// A loaded program. Caller-allocated (static, stack or embedded in a
+/// struct); its contents are private. It refers to the program bytes, which
+/// must stay in place and unchanged while it (or a method of it) is in use;
+/// it may be copied or moved freely.
+#[repr(C)]
+pub struct etch_program_t {
+    pub _opaque: [u64; ETCH_PROGRAM_WORDS],
+}
+
+const LOADED: u32 = 0x6574_5050; // "etPP"
+const FAILED: u32 = 0x6574_5046; // "etPF": only `error` is valid
+
+struct Inner {
+    magic: u32,
+    error: ErrorSlot,
+    program: MaybeUninit<Program<'static>>,
+}
+
+const _: () = assert!(size_of::<Inner>() <= size_of::<etch_program_t>());
+const _: () = assert!(align_of::<Inner>() <= align_of::<etch_program_t>());
+
+/// The program behind `p`, if `p` holds a loaded one.
+///
+/// # Safety
+/// `p` must be NULL or point to an `etch_program_t` (any contents).
+pub(crate) unsafe fn program<'a>(p: *const etch_program_t) -> Result<Program<'a>, Error> {
+    let p = p.cast::<Inner>();
+    if p.is_null() || !p.is_aligned() {
+        return Err(invalid_argument("null or misaligned etch_program_t", 0));
+    }
+    // SAFETY: `p` points to a readable etch_program_t (caller), large and
+    // aligned enough for `Inner` (const asserts); `magic` is a plain u32.
+    // `program` is only read when `magic` says etch_program_load wrote it.
+    unsafe {
+        if (*p).magic != LOADED {
+            return Err(Error::new(ErrorCode::InvalidState, "program not loaded", 0));
+        }
+        Ok((*p).program.assume_init())
+    }
+}
+
+/// Reads `len` bytes at `data` (16-byte aligned) as a `.pte` in place into
+/// `*p`. `verify` checks the whole file once (with the library's `verify`
+/// feature; without it only the headers are checked). Every later read is
+/// bounds-checked either way. On failure `etch_program_error()` has the
+/// detail and `*p` stays unusable.
+///
+/// # Safety
+/// `p` must be NULL or valid for writing an `etch_program_t`; `data` must be
+/// NULL or `len` readable bytes that stay in place, unchanged, while the
+/// program or any method loaded from it is in use.
+#[no_mangle]
+pub unsafe extern "C" fn etch_program_load(
+    p: *mut etch_program_t,
+    data: *const c_void,
+    len: usize,
+    verify: bool,
+) -> etch_status_t {
+    crate::log::init();
+    let inner = p.cast::<Inner>();
+    if inner.is_null() || !inner.is_aligned() {
+        return ETCH_INVALID_ARGUMENT;
+    }
+    let verification = if verify {
+        Verification::InternalConsistency
+    } else {
+        Verification::Minimal
+    };
+    // SAFETY: `data`/`len` as the caller promised above.
+    let r = unsafe { ptr::bytes(data, len, 2) }
+        .and_then(|bytes| Program::from_bytes(bytes, verification));
+    let (magic, error, program) = match r {
+        Ok(program) => (LOADED, ErrorSlot::NONE, MaybeUninit::new(program)),
+        Err(e) => (FAILED, ErrorSlot::of(&e), MaybeUninit::uninit()),
+    };
+    let status = error.code;
+    // SAFETY: `inner` is non-null, aligned and valid for writes (caller);
+    // `write` does not read the old, maybe uninitialised, contents.
+    unsafe {
+        inner.write(Inner {
+            magic,
+            error,
+            program,
+        })
+    };
+    status
+}
+
+/// Detail of the last `etch_program_load` into `p` (status `ETCH_OK` if it
+/// succeeded). Returns `ETCH_INVALID_STATE` if `p` was never loaded.
+///
+/// # Safety
+/// `p` must be NULL or point to an `etch_program_t`; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_program_error(
+    p: *const etch_program_t,
+    out: *mut etch_error_t,
+) -> etch_status_t {
+    let inner = p.cast::<Inner>();
+    if inner.is_null() || !inner.is_aligned() {
+        return ETCH_INVALID_ARGUMENT;
+    }
+    // SAFETY: readable and aligned (caller, const asserts); `error` is only
+    // read when `magic` says etch_program_load wrote it.
+    let error = unsafe {
+        match (*inner).magic {
+            LOADED | FAILED => (*inner).error,
+            _ => return ETCH_INVALID_STATE,
+        }
+    };
+    // SAFETY: `out` NULL or writable (caller).
+    code(&unsafe { ptr::put(out, error.to_c(), 1) })
+}
+
+/// Number of methods in the program.
+///
+/// # Safety
+/// `p` must be NULL or point to an `etch_program_t`; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_program_num_methods(
+    p: *const etch_program_t,
+    out: *mut usize,
+) -> etch_status_t {
+    // SAFETY: pointer contracts as documented above.
+    code(&unsafe { program(p) }.and_then(|p| {
+        let n = p.num_methods()?;
+        // SAFETY: as above.
+        unsafe { ptr::put(out, n, 1) }
+    }))
+}
+
+/// Name of method `i` as a NUL-terminated string inside the program bytes
+/// (the terminator is checked: a file without it gives
+/// `ETCH_INVALID_PROGRAM`).
+///
+/// # Safety
+/// `p` must be NULL or point to an `etch_program_t`; `name` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_program_method_name(
+    p: *const etch_program_t,
+    i: usize,
+    name: *mut *const c_char,
+) -> etch_status_t {
+    // SAFETY: pointer contracts as documented above.
+    code(&unsafe { program(p) }.and_then(|p| {
+        let s = p.method_name(i)?;
+        let data = p.file().data();
+        // The string is a sub-slice of `data`; its flatbuffer NUL must be the
+        // next byte, still inside the file.
+        let end = (s.as_ptr() as usize)
+            .checked_sub(data.as_ptr() as usize)
+            .and_then(|start| start.checked_add(s.len()))
+            .unwrap_or(usize::MAX);
+        if data.get(end) != Some(&0) {
+            return Err(Error::new(
+                ErrorCode::InvalidProgram,
+                "method name not NUL-terminated",
+                end as u32,
+            ));
+        }
+        // SAFETY: as above.
+        unsafe { ptr::put(name, s.as_ptr().cast(), 2) }
+    }))
+}
+
+/// What a method needs before it is loaded.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct etch_method_meta_t {
+    pub num_inputs: usize,
+    pub num_outputs: usize,
+    /// Instructions over all chains (the length `etch_method_execute_profiled`
+    /// fills).
+    pub num_instructions: usize,
+    /// Planned buffers (memory ids) `etch_method_load` takes, each sized by
+    /// `etch_method_planned_buffer_size`.
+    pub num_planned_buffers: usize,
+    /// Exact bytes of the `state` buffer `etch_method_load` takes (any
+    /// alignment).
+    pub method_state_bytes: usize,
+}
+
+/// # Safety
+/// `name` must be NULL or a NUL-terminated string.
+unsafe fn meta<'a>(p: *const etch_program_t, name: *const c_char) -> Result<MethodMeta<'a>, Error> {
+    // SAFETY: as the callers document.
+    let program = unsafe { program(p) }?;
+    // SAFETY: as the callers document.
+    program.method_meta(unsafe { ptr::name(name, 1) }?)
+}
+
+/// Facts about method `name` (NUL-terminated).
+///
+/// # Safety
+/// `p` must be NULL or point to an `etch_program_t`; `name` NULL or a
+/// NUL-terminated string; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_meta(
+    p: *const etch_program_t,
+    name: *const c_char,
+    out: *mut etch_method_meta_t,
+) -> etch_status_t {
+    // SAFETY: pointer contracts as documented above.
+    code(&unsafe { meta(p, name) }.and_then(|m| {
+        let value = etch_method_meta_t {
+            num_inputs: m.num_inputs()?,
+            num_outputs: m.num_outputs()?,
+            num_instructions: m.num_instructions()?,
+            num_planned_buffers: m.num_memory_planned_buffers()?,
+            method_state_bytes: m.method_state_bytes()?,
+        };
+        // SAFETY: as above.
+        unsafe { ptr::put(out, value, 2) }
+    }))
+}
+
+/// Bytes of planned buffer `mem_index` (0-based; memory id `mem_index + 1`)
+/// of method `name`. Each buffer must be `ETCH_PLANNED_BUFFER_ALIGNMENT`
+/// aligned.
+///
+/// # Safety
+/// As `etch_method_meta`; `bytes` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_planned_buffer_size(
+    p: *const etch_program_t,
+    name: *const c_char,
+    mem_index: usize,
+    bytes: *mut usize,
+) -> etch_status_t {
+    // SAFETY: pointer contracts as documented above.
+    code(&unsafe { meta(p, name) }.and_then(|m| {
+        if mem_index >= m.num_memory_planned_buffers()? {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "no such planned buffer",
+                mem_index as u32,
+            ));
+        }
+        let size = m.memory_planned_buffer_size(mem_index)?;
+        // SAFETY: as above.
+        unsafe { ptr::put(bytes, size, 3) }
+    }))
+}
+
+/// An input or output tensor.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct etch_tensor_info_t {
+    /// ExecuTorch `ScalarType` code (`ETCH_DTYPE_CHAR` = int8, ...).
+    pub dtype: i32,
+    /// Number of dimensions; `sizes` and `dim_order` entries past it are 0.
+    pub dim: usize,
+    pub sizes: [i32; ETCH_MAX_DIMS],
+    /// Memory order of the dimensions (`0, 1, 2, 3` contiguous, `0, 2, 3, 1`
+    /// channels-last).
+    pub dim_order: [u8; ETCH_MAX_DIMS],
+    /// Bytes `etch_method_set_input` expects / `etch_method_output` returns.
+    pub nbytes: usize,
+    /// Whether the exporter planned its memory (inputs must be, to be set).
+    pub is_memory_planned: bool,
+}
+
+impl etch_tensor_info_t {
+    pub(crate) fn of(info: &TensorInfo) -> Self {
+        let shape: &Shape = &info.shape;
+        let mut sizes = [0i32; ETCH_MAX_DIMS];
+        let mut dim_order = [0u8; ETCH_MAX_DIMS];
+        for (d, s) in sizes.iter_mut().zip(shape.sizes()) {
+            *d = *s as i32;
+        }
+        for (d, s) in dim_order.iter_mut().zip(shape.dim_order()) {
+            *d = *s;
+        }
+        etch_tensor_info_t {
+            dtype: info.dtype.0 as i32,
+            dim: shape.rank(),
+            sizes,
+            dim_order,
+            nbytes: info.nbytes,
+            is_memory_planned: info.is_memory_planned,
+        }
+    }
+}
+
+/// Input `i` of method `name`.
+///
+/// # Safety
+/// As `etch_method_meta`; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_input_info(
+    p: *const etch_program_t,
+    name: *const c_char,
+    i: usize,
+    out: *mut etch_tensor_info_t,
+) -> etch_status_t {
+    // SAFETY: pointer contracts as documented above.
+    code(&unsafe { meta(p, name) }.and_then(|m| {
+        let info = etch_tensor_info_t::of(&m.input_tensor_meta(i)?);
+        // SAFETY: as above.
+        unsafe { ptr::put(out, info, 3) }
+    }))
+}
+
+/// Output `i` of method `name`.
+///
+/// # Safety
+/// As `etch_method_meta`; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_output_info(
+    p: *const etch_program_t,
+    name: *const c_char,
+    i: usize,
+    out: *mut etch_tensor_info_t,
+) -> etch_status_t {
+    // SAFETY: pointer contracts as documented above.
+    code(&unsafe { meta(p, name) }.and_then(|m| {
+        let info = etch_tensor_info_t::of(&m.output_tensor_meta(i)?);
+        // SAFETY: as above.
+        unsafe { ptr::put(out, info, 3) }
+    }))
+}
