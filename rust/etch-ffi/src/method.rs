@@ -14,7 +14,7 @@ use etch_runtime::{
     Error, ErrorCode, ExecutionObserver, Method, MethodMeta, Output, MAX_MEMORY_IDS,
 };
 
-use crate::program::{etch_program_t, program};
+use crate::program::{etch_program_t, index, program};
 use crate::ptr::{self, Span};
 use crate::registry::kernels;
 use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
@@ -328,6 +328,7 @@ pub unsafe extern "C" fn etch_method_set_input(
             if held.iter().any(|b| b.overlaps(Span::of(bytes))) {
                 return Err(invalid_argument("input overlaps the method's buffers", 2));
             }
+            index(i, method.num_inputs()?)?;
             method.set_input_bytes(i, bytes)
         })
     }
@@ -443,7 +444,7 @@ pub unsafe extern "C" fn etch_method_output(
         Ok((method, _)) => method,
         Err(status) => return status,
     };
-    code(&method.output(i).and_then(|o| match o {
+    code(&index(i, method.num_outputs().unwrap_or(0)).and_then(|()| method.output(i)).and_then(|o| match o {
         Output::Tensor(t) => {
             // SAFETY: out-pointers NULL or writable (caller).
             unsafe {
@@ -478,7 +479,9 @@ pub unsafe extern "C" fn etch_method_instruction_operator(
         Ok((_, meta)) => meta,
         Err(status) => return status,
     };
-    code(&meta.operator_of_instruction(i).and_then(|(op, overload)| {
+    let op = index(i, meta.num_instructions().unwrap_or(0))
+        .and_then(|()| meta.operator_of_instruction(i));
+    code(&op.and_then(|(op, overload)| {
         let k = etch_runtime::registry::find(kernels(), op, overload)
             .and_then(|k| kernels().get(k))
             .ok_or(Error::new(
@@ -511,7 +514,7 @@ pub unsafe extern "C" fn etch_method_output_int(
         Ok((method, _)) => method,
         Err(status) => return status,
     };
-    code(&method.output(i).and_then(|o| {
+    code(&index(i, method.num_outputs().unwrap_or(0)).and_then(|()| method.output(i)).and_then(|o| {
         let v = match o {
             Output::Int(v) => v,
             Output::Bool(b) => b as i64,
@@ -544,7 +547,7 @@ pub unsafe extern "C" fn etch_method_output_double(
         Ok((method, _)) => method,
         Err(status) => return status,
     };
-    code(&method.output(i).and_then(|o| match o {
+    code(&index(i, method.num_outputs().unwrap_or(0)).and_then(|()| method.output(i)).and_then(|o| match o {
         // SAFETY: `out` NULL or writable (caller).
         Output::Double(v) => unsafe { ptr::put(out, v, 2) },
         _ => Err(Error::new(

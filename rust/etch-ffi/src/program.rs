@@ -168,6 +168,9 @@ pub unsafe extern "C" fn etch_program_method_name(
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
     code(&unsafe { program(p) }.and_then(|p| {
+        if i >= p.num_methods()? {
+            return Err(invalid_argument("no such method (at = index)", i as u32));
+        }
         let s = p.method_name(i)?;
         let data = p.file().data();
         // The string is a sub-slice of `data`; its flatbuffer NUL must be the
@@ -211,7 +214,23 @@ unsafe fn meta<'a>(p: *const etch_program_t, name: *const c_char) -> Result<Meth
     // SAFETY: as the callers document.
     let program = unsafe { program(p) }?;
     // SAFETY: as the callers document.
-    program.method_meta(unsafe { ptr::name(name, 1) }?)
+    program
+        .method_meta(unsafe { ptr::name(name, 1) }?)
+        .map_err(|e| match e.code {
+            // etch-pte says NotFound; ExecuTorch's Program::method_meta
+            // answers an unknown name with InvalidArgument.
+            ErrorCode::NotFound => invalid_argument("no method with that name", 1),
+            _ => e,
+        })
+}
+
+/// `InvalidArgument` unless `i < n` (ExecuTorch checks indices the same way).
+pub(crate) fn index(i: usize, n: usize) -> Result<(), Error> {
+    if i < n {
+        Ok(())
+    } else {
+        Err(invalid_argument("index out of range (at = index)", i as u32))
+    }
 }
 
 /// Facts about method `name` (NUL-terminated).
@@ -320,6 +339,7 @@ pub unsafe extern "C" fn etch_method_input_info(
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
     code(&unsafe { meta(p, name) }.and_then(|m| {
+        index(i, m.num_inputs()?)?;
         let info = etch_tensor_info_t::of(&m.input_tensor_meta(i)?);
         // SAFETY: as above.
         unsafe { ptr::put(out, info, 3) }
@@ -339,6 +359,7 @@ pub unsafe extern "C" fn etch_method_output_info(
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
     code(&unsafe { meta(p, name) }.and_then(|m| {
+        index(i, m.num_outputs()?)?;
         let info = etch_tensor_info_t::of(&m.output_tensor_meta(i)?);
         // SAFETY: as above.
         unsafe { ptr::put(out, info, 3) }
