@@ -49,8 +49,9 @@ UNKNOWN_WORDS = ["bed", "bird", "cat", "dog", "eight", "five", "four", "happy", 
 # espeak-ng's own English voices (no mbrola) and voice variants.
 VOICES = ["en-us", "en", "en-gb-x-rp", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x-gbcwmd",
           "en-029", "en-us-nyc"]
+# (No whisper/croak/klatt: far from the read speech of Speech Commands.)
 VARIANTS = ["", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "f1", "f2", "f3", "f4", "f5",
-            "klatt", "klatt2", "klatt3", "croak", "whisper"]
+            "klatt2", "klatt3"]
 NOISES = ["white", "pink", "brown"]
 NOISE_SECONDS = 30
 SOX = ["sox", "-R", "-D", "-V1"]  # repeatable seed, no dither, errors only
@@ -74,12 +75,13 @@ def params(label, k):
     p.update({
         "word": word,
         "voice": voice,
-        "speed": rng.choice([110, 130, 150, 170, 190]),
+        # words per minute: Speech Commands words are short (about 0.5 s)
+        "speed": rng.choice([150, 170, 190, 210, 230]),
         "pitch": rng.choice([20, 35, 50, 65, 80]),
         "peak": rng.choice([0.25, 0.4, 0.55, 0.7]),
         "shift": rng.randrange(-1600, 1601),
         # Noise RMS below the speech peak, in dB.
-        "snr_db": rng.choice([20, 25, 30, 35, 40, 50]),
+        "snr_db": rng.choice([25, 30, 35, 40, 45, 50]),
     })
     return p
 
