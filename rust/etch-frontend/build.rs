@@ -76,7 +76,11 @@ fn main() {
     // FFT twiddles W_512^k = cos(2 pi k / 512) - i sin(2 pi k / 512), k < 256.
     let tw = |g: fn(f64) -> f64| -> Vec<String> {
         (0..FFT_LENGTH / 2)
-            .map(|k| f(g(2.0 * std::f64::consts::PI * k as f64 / FFT_LENGTH as f64) as f32))
+            .map(|k| {
+                let v = g(2.0 * std::f64::consts::PI * k as f64 / FFT_LENGTH as f64);
+                // cos(pi/2) is 6e-17 in f64: make the exact zeros exact.
+                f(if v.abs() < 1e-12 { 0.0 } else { v as f32 })
+            })
             .collect()
     };
     array(&mut out, "COS", "f32", &tw(f64::cos));

@@ -4,7 +4,10 @@ usage: python gen_vectors.py    (needs numpy only)
 
 1. Synthetic 16 kHz mono int16 clips -> tools/frontend/vectors/<name>.wav
    (deterministic: fixed seeds), covering the edge cases of the pipeline.
-2. For every clip in tools/frontend/vectors/*.wav and tools/clips/wav/*.wav:
+   plus a copy of one committed keyword clip per label (`git show HEAD:
+   tools/clips/wav/<label>_0.wav` -> vectors/kw_<label>.wav), so the vectors
+   stay valid when tools/clips is regenerated.
+2. For every clip in tools/frontend/vectors/*.wav:
    vectors/<name>.mfcc.f32   49x10 float32 little-endian, row-major (frame, coeff)
    vectors/<name>.<q>.i8     the same quantized with each qparam set q below
    and vectors/manifest.txt: one line per clip "name wav_path_relative_to_repo".
@@ -12,6 +15,7 @@ usage: python gen_vectors.py    (needs numpy only)
 
 import glob
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -22,6 +26,8 @@ import mfcc_ref  # noqa: E402
 
 repo = os.path.dirname(os.path.dirname(here))
 out = os.path.join(here, "vectors")
+
+LABELS = ["down", "go", "left", "no", "off", "on", "right", "stop", "up", "yes", "silence", "unknown"]
 
 # (tag, scale, zero_point)
 QPARAMS = [
@@ -78,14 +84,24 @@ def main():
     os.makedirs(out, exist_ok=True)
     for name, pcm in synthetic().items():
         mfcc_ref.write_wav(os.path.join(out, f"{name}.wav"), pcm)
+    for label in LABELS:
+        try:
+            wav = subprocess.run(
+                ["git", "-C", repo, "show", f"HEAD:tools/clips/wav/{label}_0.wav"],
+                check=True, capture_output=True,
+            ).stdout
+        except subprocess.CalledProcessError:
+            print(f"no committed tools/clips/wav/{label}_0.wav: keeping what vectors/ has")
+            continue
+        with open(os.path.join(out, f"kw_{label}.wav"), "wb") as f:
+            f.write(wav)
     wavs = sorted(glob.glob(os.path.join(out, "*.wav")))
-    wavs += sorted(glob.glob(os.path.join(repo, "tools", "clips", "wav", "*.wav")))
+    for stale in glob.glob(os.path.join(out, "clip_*")):
+        os.remove(stale)
     lines = []
     for path in wavs:
         rel = os.path.relpath(path, repo)
         name = os.path.splitext(os.path.basename(path))[0]
-        if rel.startswith(os.path.join("tools", "clips")):
-            name = "clip_" + name
         feats = mfcc_ref.mfcc(mfcc_ref.read_wav(path))
         feats.astype("<f4").tofile(os.path.join(out, f"{name}.mfcc.f32"))
         for tag, scale, zp in QPARAMS:

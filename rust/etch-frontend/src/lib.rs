@@ -133,16 +133,26 @@ fn round_half_even(x: f32) -> f32 {
 fn sqrt(x: f32) -> f32 {
     #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
     {
-        let r: f32;
-        // SAFETY: VSQRT.F32 reads and writes one FPU register only; every
-        // eabihf Cortex-M target has the single-precision FPU. libm has no
-        // Arm implementation and its software sqrt costs ~6x more
-        // instructions per clip (measured, bench/frontend.sh).
+        let r: u32;
+        // SAFETY: VSQRT.F32 on s15, which the asm saves and restores itself
+        // (stable Rust cannot name FPU registers on this target: the `sreg`
+        // class needs the unstable `vfp2` feature); touches nothing else but
+        // the stack slot of the push. Every eabihf Cortex-M target has the
+        // single-precision FPU. libm has no Arm implementation and its
+        // software sqrt costs more instructions per clip (bench/frontend.sh).
         unsafe {
-            core::arch::asm!("vsqrt.f32 {r}, {x}", x = in(sreg) x, r = lateout(sreg) r,
-                options(pure, nomem, nostack, preserves_flags));
+            core::arch::asm!(
+                "vpush {{s15}}",
+                "vmov s15, {x}",
+                "vsqrt.f32 s15, s15",
+                "vmov {r}, s15",
+                "vpop {{s15}}",
+                x = in(reg) x.to_bits(),
+                r = lateout(reg) r,
+                options(pure, nomem, preserves_flags),
+            );
         }
-        r
+        f32::from_bits(r)
     }
     #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
     {
@@ -174,10 +184,26 @@ impl Frontend {
     }
 
     /// Mel energies of one frame of raw samples, before normalisation:
-    /// `sum_k |FFT(w * x)[k]| * mel[k][band]`. The frame is `head` followed by
-    /// `tail`, cut at 480 samples and zero-padded to 480 if shorter.
-    pub fn frame_mel(&mut self, head: &[i16], tail: &[i16], mel: &mut [f32; MEL_BANDS]) {
-        self.load(head, tail);
+    /// `sum_k |FFT(w * x)[k]| * mel[k][band]`. Frames shorter than 480
+    /// samples are zero-padded, longer ones cut.
+    pub fn frame_mel(&mut self, frame: &[i16], mel: &mut [f32; MEL_BANDS]) {
+        match frame
+            .get(..FRAME_LENGTH)
+            .and_then(|f| <&[i16; FRAME_LENGTH]>::try_from(f).ok())
+        {
+            Some(full) => self.frame_mel_480(full, mel),
+            None => {
+                let mut padded = [0i16; FRAME_LENGTH];
+                for (p, &x) in padded.iter_mut().zip(frame.iter()) {
+                    *p = x;
+                }
+                self.frame_mel_480(&padded, mel);
+            }
+        }
+    }
+
+    fn frame_mel_480(&mut self, frame: &[i16; FRAME_LENGTH], mel: &mut [f32; MEL_BANDS]) {
+        self.load(frame);
         self.fft();
         // Band b accumulates in acc[b + 1]; acc[0] and acc[41] catch the
         // zero weights of the lowest and highest bins.
@@ -194,50 +220,62 @@ impl Frontend {
         }
     }
 
-    /// Windowed frame as 256 complex values z[n] = x[2n] + i x[2n+1], stored
-    /// in bit-reversed order for the in-place FFT.
-    fn load(&mut self, head: &[i16], tail: &[i16]) {
-        let mut x = head
-            .iter()
-            .chain(tail.iter())
-            .zip(WINDOW.iter())
-            .map(|(&s, &w)| s as f32 * w);
-        for n in 0..HALF as u32 {
-            let r = (n.reverse_bits() >> 24) as usize;
-            self.re[r] = x.next().unwrap_or(0.0);
-            self.im[r] = x.next().unwrap_or(0.0);
+    /// Windows the frame into 256 complex values z[n] = x[2n] + i x[2n+1]
+    /// and does the FFT's first two (radix-2, decimation-in-time) stages on
+    /// the way: with bit-reversed order, output group g (positions 4g..4g+3)
+    /// combines z[q], z[q+128], z[q+64], z[q+192] for q = rev6(g), with
+    /// twiddles 1 and -i only.
+    fn load(&mut self, frame: &[i16; FRAME_LENGTH]) {
+        let x = |m: usize| match (frame.get(m), WINDOW.get(m)) {
+            (Some(&s), Some(&w)) => s as f32 * w,
+            _ => 0.0,
+        };
+        for g in 0..(HALF / 4) as u32 {
+            let q = (g.reverse_bits() >> 26) as usize;
+            let z = |n: usize| (x(2 * n), x(2 * n + 1));
+            let (p0, p1, p2, p3) = (z(q), z(q + 128), z(q + 64), z(q + 192));
+            let a0 = (p0.0 + p1.0, p0.1 + p1.1);
+            let a1 = (p0.0 - p1.0, p0.1 - p1.1);
+            let a2 = (p2.0 + p3.0, p2.1 + p3.1);
+            let a3 = (p2.0 - p3.0, p2.1 - p3.1);
+            // -i * a3 = (a3.im, -a3.re)
+            let at = (4 * g as usize) & (HALF - 4);
+            let (re, im) = (&mut self.re, &mut self.im);
+            re[at] = a0.0 + a2.0;
+            im[at] = a0.1 + a2.1;
+            re[at + 2] = a0.0 - a2.0;
+            im[at + 2] = a0.1 - a2.1;
+            re[at + 1] = a1.0 + a3.1;
+            im[at + 1] = a1.1 - a3.0;
+            re[at + 3] = a1.0 - a3.1;
+            im[at + 3] = a1.1 + a3.0;
         }
     }
 
-    /// In-place radix-2 decimation-in-time 256-point complex FFT.
+    /// The remaining radix-2 stages (half sizes 4..128) of the in-place
+    /// 256-point complex FFT; each twiddle is loaded once per stage.
     fn fft(&mut self) {
-        let mut h = 1;
+        const M: usize = HALF - 1;
+        let mut h = 4;
         while h < HALF {
             // W_{2h}^j = W_512^(j * 256 / h)
             let stride = HALF / h;
-            let groups = self
-                .re
-                .chunks_exact_mut(2 * h)
-                .zip(self.im.chunks_exact_mut(2 * h));
-            for (re, im) in groups {
-                let (Some((r0, r1)), Some((i0, i1))) =
-                    (re.split_at_mut_checked(h), im.split_at_mut_checked(h))
-                else {
-                    continue;
-                };
-                let tw = COS.iter().step_by(stride).zip(SIN.iter().step_by(stride));
-                let halves = r0
-                    .iter_mut()
-                    .zip(i0.iter_mut())
-                    .zip(r1.iter_mut().zip(i1.iter_mut()));
-                for (((ar, ai), (br, bi)), (&c, &s)) in halves.zip(tw) {
+            for j in 0..h {
+                let t = (j * stride) & M;
+                let (c, s) = (COS[t], SIN[t]);
+                let mut a = j;
+                while a < HALF {
+                    let (ia, ib) = (a & M, (a + h) & M);
+                    let (br, bi) = (self.re[ib], self.im[ib]);
                     // b * (c - i s)
-                    let tr = *br * c + *bi * s;
-                    let ti = *bi * c - *br * s;
-                    *br = *ar - tr;
-                    *bi = *ai - ti;
-                    *ar += tr;
-                    *ai += ti;
+                    let tr = br * c + bi * s;
+                    let ti = bi * c - br * s;
+                    let (ar, ai) = (self.re[ia], self.im[ia]);
+                    self.re[ib] = ar - tr;
+                    self.im[ib] = ai - ti;
+                    self.re[ia] = ar + tr;
+                    self.im[ia] = ai + ti;
+                    a += 2 * h;
                 }
             }
             h *= 2;
@@ -298,7 +336,7 @@ impl Frontend {
         let mut c = [0.0f32; COEFFS];
         for f in 0..FRAMES {
             let frame = pcm.get(f * FRAME_STEP..).unwrap_or(&[]);
-            self.frame_mel(frame, &[], &mut mel);
+            self.frame_mel(frame, &mut mel);
             cepstrum(&mel, peak, &mut c);
             sink(&c);
         }
@@ -374,8 +412,14 @@ impl Stream {
             // The frame starting at hop (hops - 1): the previous hop and the
             // first 160 samples of this one.
             let slot = (self.hops - 1) % FRAMES;
+            let mut frame = [0i16; FRAME_LENGTH];
+            let (head, tail) = frame.split_at_mut(FRAME_STEP);
+            head.copy_from_slice(&self.prev);
+            for (t, &x) in tail.iter_mut().zip(hop.iter()) {
+                *t = x;
+            }
             if let Some(mel) = self.mel.get_mut(slot) {
-                fe.frame_mel(&self.prev, hop, mel);
+                fe.frame_mel_480(&frame, mel);
             }
         }
         if let Some(m) = self.hop_max.get_mut(self.hops % HOPS) {
@@ -478,7 +522,7 @@ mod tests {
         let x: [i16; FRAME_LENGTH] =
             core::array::from_fn(|n| ((n as i32 * 7919 + 13) % 20011 - 10005) as i16);
         let mut fe = Frontend::new();
-        fe.load(&x, &[]);
+        fe.load(&x);
         fe.fft();
         for k in 0..=128usize {
             let (mut re, mut im) = (0.0f64, 0.0f64);
