@@ -6,6 +6,7 @@
 
 mod host;
 mod inspect;
+mod kws;
 mod npy;
 mod plan;
 mod run;
@@ -17,6 +18,9 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   etch demo                          run the bundled DS-CNN (cortex_m, M33 encoding) bit-exactly
   etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
+  etch kws [CLIP.wav...] [--model FILE.pte]
+                                     keyword spotting: MFCC front-end + DS-CNN on 16 kHz WAV clips
+                                     (default: the bundled clips and models/kws/dscnn_kws_int8io.pte)
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
            [--compare REF.npy...] [--repeat N]
                                      run a method; --compare exits 1 unless bit-exact
@@ -30,6 +34,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("inspect") => inspect::main(&args[1..]),
         Some("demo") => demo(),
+        Some("kws") => kws::main(&args[1..]),
         Some("run") => run::main(&args[1..]),
         Some("select") => select::main(&args[1..]),
         Some("plan") => plan::main(&args[1..]),

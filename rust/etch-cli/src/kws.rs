@@ -1,0 +1,364 @@
+//! `etch kws [CLIP.wav ...] [--model FILE.pte]`: keyword spotting on the host,
+//! the same way a microcontroller does it: etch-frontend's MFCCs (quantized
+//! with the program's own `input0_scale`/`input0_zp`), the DS-CNN run by
+//! etch-runtime, the output dequantized with `output0_scale`/`output0_zp`
+//! (softmax applied if the program outputs logits).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use etch_frontend::{wav::Wav, Frontend, Quant, FEATURES};
+use etch_pte::ScalarType;
+use etch_runtime::{Output, Program};
+
+use crate::host::{self, Aligned, MethodMemory};
+
+/// MLPerf Tiny's KWS classes, in the model's output order.
+pub const LABELS: [&str; 12] = [
+    "down", "go", "left", "no", "off", "on", "right", "stop", "up", "yes", "silence", "unknown",
+];
+const MODEL: &str = "models/kws/dscnn_kws_int8io.pte";
+const FALLBACK_MODEL: &str = "tests/fixtures/dscnn_cm_m33_int8io.pte";
+const CLIPS: &str = "tools/clips/wav";
+/// Timing runs per stage and clip (the best is printed).
+const RUNS: usize = 3;
+
+/// The repository root: the current directory if it holds the clips, else
+/// the one this binary was built from.
+fn repo_root() -> PathBuf {
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if Path::new(CLIPS).is_dir() {
+        PathBuf::from(".")
+    } else {
+        built
+    }
+}
+
+/// The label a clip's file name gives: `<label>_<k>.wav`.
+pub fn label_of(path: &Path) -> Option<&'static str> {
+    let stem = path.file_stem()?.to_str()?;
+    let (label, k) = stem.rsplit_once('_')?;
+    if k.is_empty() || !k.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    LABELS.iter().copied().find(|l| *l == label)
+}
+
+/// Reads a 16 kHz mono 16-bit PCM WAV file.
+fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
+    let name = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
+    let wav = Wav::parse(&bytes).map_err(|e| format!("{name}: not a PCM WAV file ({e:?})"))?;
+    if !wav.is_kws_format() {
+        return Err(format!(
+            "{name}: {} Hz, {} channel(s), {}-bit; the keyword spotter needs 16000 Hz mono 16-bit PCM",
+            wav.sample_rate, wav.channels, wav.bits_per_sample
+        ));
+    }
+    let pcm: Vec<i16> = wav.samples_i16().collect();
+    if pcm.is_empty() {
+        return Err(format!("{name}: no samples"));
+    }
+    Ok(pcm)
+}
+
+/// The value a 0-instruction config method (`input0_scale`, ...) returns.
+fn config(program: &Program<'_>, name: &str) -> Result<Option<f64>, String> {
+    let Ok(meta) = program.method_meta(name) else {
+        return Ok(None);
+    };
+    let mut mem = MethodMemory::for_meta(&meta).map_err(|e| format!("{name}: {e}"))?;
+    let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| b.bytes_mut()).collect();
+    let mut m = host::load_method(&meta, &mut mem.state, &mut planned)?;
+    m.execute().map_err(|e| format!("{name}: {e}"))?;
+    Ok(match m.output(0).map_err(|e| format!("{name}: {e}"))? {
+        Output::Double(v) => Some(v),
+        Output::Int(v) => Some(v as f64),
+        _ => None,
+    })
+}
+
+struct Args {
+    model: Option<String>,
+    clips: Vec<PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        model: None,
+        clips: vec![],
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--model" => a.model = Some(it.next().cloned().ok_or("--model needs a FILE.pte")?),
+            _ if arg.starts_with("--") => return Err(format!("unexpected argument '{arg}'")),
+            _ => a.clips.push(PathBuf::from(arg)),
+        }
+    }
+    Ok(a)
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    let a = parse(args)?;
+    let root = repo_root();
+    let model = match a.model {
+        Some(m) => m,
+        None if root.join(MODEL).is_file() => root.join(MODEL).display().to_string(),
+        None => {
+            println!(
+                "note: {MODEL} not found; using the fixture {FALLBACK_MODEL} (untrained weights: labels are meaningless)"
+            );
+            root.join(FALLBACK_MODEL).display().to_string()
+        }
+    };
+    let default_clips = a.clips.is_empty();
+    let clips = if default_clips {
+        let dir = root.join(CLIPS);
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wav"))
+            .collect();
+        v.sort();
+        if v.is_empty() {
+            return Err(format!("no .wav clips in {}", dir.display()));
+        }
+        v
+    } else {
+        a.clips
+    };
+
+    let bytes = Aligned::from_bytes(&crate::read_file(&model)?);
+    let program = host::load_program(&model, &bytes)?;
+    let err = |e| crate::describe(&model, e);
+    let meta = program.method_meta("forward").map_err(err)?;
+    let mut mem = MethodMemory::for_meta(&meta).map_err(err)?;
+    let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| b.bytes_mut()).collect();
+    let mut method = host::load_method(&meta, &mut mem.state, &mut planned)?;
+    let input = method.input_meta(0).map_err(err)?;
+    if input.shape.numel() != FEATURES {
+        return Err(format!(
+            "{model}: input 0 has {} elements; the front-end makes 49x10 = {FEATURES}",
+            input.shape.numel()
+        ));
+    }
+    let quant = match input.dtype {
+        ScalarType::CHAR => {
+            let scale = config(&program, "input0_scale")?;
+            let zp = config(&program, "input0_zp")?;
+            let (Some(scale), Some(zp)) = (scale, zp) else {
+                return Err(format!(
+                    "{model}: int8 input but no input0_scale/input0_zp methods"
+                ));
+            };
+            Some((scale, zp as i32))
+        }
+        ScalarType::FLOAT => None,
+        other => {
+            return Err(format!(
+                "{model}: input dtype {} (need int8 or float)",
+                other.name()
+            ))
+        }
+    };
+    let q = quant
+        .map(|(s, z)| {
+            Quant::new(s as f32, z).map_err(|_| format!("{model}: bad input qparams ({s}, {z})"))
+        })
+        .transpose()?;
+    let out_q = match (
+        config(&program, "output0_scale")?,
+        config(&program, "output0_zp")?,
+    ) {
+        (Some(s), Some(z)) => Some((s, z)),
+        _ => None,
+    };
+    match quant {
+        Some((s, z)) => println!("model {model}: int8 input (scale {s}, zero point {z})"),
+        None => println!("model {model}: float input"),
+    }
+
+    // Bundled clips print as repo-relative paths wherever the binary runs.
+    let shown = |c: &Path| -> String {
+        match c.file_name() {
+            Some(f) if default_clips => format!("{CLIPS}/{}", f.to_string_lossy()),
+            _ => c.display().to_string(),
+        }
+    };
+    let width = clips
+        .iter()
+        .map(|c| shown(c).len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "{:<width$}  {:<8} {:>6}  {:>10}  {:>10}",
+        "clip", "label", "score", "front-end", "inference"
+    );
+    let mut fe = Frontend::new();
+    let (mut named, mut correct, mut failed) = (0usize, 0usize, 0usize);
+    let (mut fe_total, mut inf_total, mut ran) = (0.0f64, 0.0f64, 0usize);
+    for clip in &clips {
+        let pcm = match read_clip(clip) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        // Front-end: 490 features, int8 or float as the program takes them.
+        // Each stage is timed as the best of RUNS (the host is shared).
+        let mut t_fe = f64::INFINITY;
+        let mut features = (Vec::new(), 0i16);
+        for _ in 0..RUNS {
+            let t0 = Instant::now();
+            features = match q {
+                Some(q) => {
+                    let mut out = [0i8; FEATURES];
+                    let peak = fe
+                        .mfcc_int8(&pcm, q, &mut out)
+                        .map_err(|e| format!("{}: {e:?}", clip.display()))?;
+                    (out.iter().map(|&x| x as u8).collect(), peak)
+                }
+                None => {
+                    let mut out = [0f32; FEATURES];
+                    let peak = fe
+                        .mfcc(&pcm, &mut out)
+                        .map_err(|e| format!("{}: {e:?}", clip.display()))?;
+                    (out.iter().flat_map(|x| x.to_le_bytes()).collect(), peak)
+                }
+            };
+            t_fe = t_fe.min(t0.elapsed().as_secs_f64() * 1e6);
+        }
+        let (bytes, peak) = features;
+        let elem = input.dtype.element_size().unwrap_or(1);
+        let physical = host::to_physical(&bytes, &input.shape, elem);
+        let mut t_inf = f64::INFINITY;
+        for _ in 0..RUNS {
+            method.set_input_bytes(0, &physical).map_err(err)?;
+            let t1 = Instant::now();
+            method.execute().map_err(err)?;
+            t_inf = t_inf.min(t1.elapsed().as_secs_f64() * 1e6);
+        }
+        let scores = match method.output(0).map_err(err)? {
+            Output::Tensor(t) => scores(t.dtype, t.data, out_q).ok_or(format!(
+                "{model}: output 0 is {}, not int8/float",
+                t.dtype.name()
+            ))?,
+            _ => return Err(format!("{model}: output 0 is not a tensor")),
+        };
+        if scores.len() != LABELS.len() {
+            return Err(format!(
+                "{model}: {} scores, expected {}",
+                scores.len(),
+                LABELS.len()
+            ));
+        }
+        let probs = probabilities(&scores);
+        let (best, score) =
+            probs
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::NEG_INFINITY),
+                    |b, (i, p)| if p > b.1 { (i, p) } else { b },
+                );
+        let label = LABELS[best];
+        let mut note = String::new();
+        if let Some(want) = label_of(clip) {
+            named += 1;
+            if want == label {
+                correct += 1;
+            } else {
+                note = format!("  (file says {want})");
+            }
+        }
+        if peak == 0 {
+            note.push_str("  (all samples 0: features undefined, see etch-frontend)");
+        }
+        println!(
+            "{:<width$}  {:<8} {:>6.3}  {:>7.0} us  {:>7.0} us{note}",
+            shown(clip),
+            label,
+            score,
+            t_fe,
+            t_inf
+        );
+        fe_total += t_fe;
+        inf_total += t_inf;
+        ran += 1;
+    }
+    if ran > 0 {
+        println!(
+            "mean per clip (best of {RUNS} runs each): front-end {:.0} us, inference {:.0} us",
+            fe_total / ran as f64,
+            inf_total / ran as f64
+        );
+    }
+    if named > 0 {
+        println!("{correct}/{named} clips labelled as their file names say");
+    }
+    if failed > 0 {
+        return Err(format!(
+            "{failed} of {} clips could not be read",
+            clips.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The output as floats: int8 dequantized with (scale, zero point).
+fn scores(dtype: ScalarType, data: &[u8], q: Option<(f64, f64)>) -> Option<Vec<f64>> {
+    match dtype {
+        ScalarType::CHAR => {
+            let (s, z) = q.unwrap_or((1.0, 0.0));
+            Some(data.iter().map(|&b| (b as i8 as f64 - z) * s).collect())
+        }
+        ScalarType::FLOAT => Some(
+            data.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Probabilities: the scores themselves if they already are (the trained
+/// model ends in softmax), else their softmax (logits).
+pub fn probabilities(scores: &[f64]) -> Vec<f64> {
+    let sum: f64 = scores.iter().sum();
+    let already =
+        scores.iter().all(|&p| (-1e-6..=1.0 + 1e-6).contains(&p)) && (sum - 1.0).abs() < 0.05;
+    if already {
+        return scores.to_vec();
+    }
+    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = scores.iter().map(|&x| (x - max).exp()).collect();
+    let total: f64 = e.iter().sum();
+    e.iter().map(|x| x / total).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_from_file_names() {
+        assert_eq!(label_of(Path::new("a/yes_0.wav")), Some("yes"));
+        assert_eq!(label_of(Path::new("silence_12.wav")), Some("silence"));
+        assert_eq!(label_of(Path::new("yes.wav")), None);
+        assert_eq!(label_of(Path::new("maybe_1.wav")), None);
+        assert_eq!(label_of(Path::new("yes_x.wav")), None);
+    }
+
+    #[test]
+    fn softmax_only_for_logits() {
+        let p = [0.5, 0.25, 0.25];
+        assert_eq!(probabilities(&p), p.to_vec());
+        let l = probabilities(&[0.0, 2.0f64.ln()]);
+        assert!((l[0] - 1.0 / 3.0).abs() < 1e-12 && (l[1] - 2.0 / 3.0).abs() < 1e-12);
+    }
+}
