@@ -88,9 +88,12 @@ mod imp {
     #[cfg(not(target_has_atomic = "ptr"))]
     pub(crate) fn init_racy() {
         // SAFETY: etch_log_init's contract: called once, from one thread,
-        // before any other etch call (so nothing logs or installs meanwhile).
-        let _ = unsafe { log::set_logger_racy(&LOGGER) };
-        log::set_max_level(log::LevelFilter::Trace);
+        // before any other etch call, so nothing logs, installs a logger or
+        // sets the level meanwhile.
+        unsafe {
+            let _ = log::set_logger_racy(&LOGGER);
+            log::set_max_level_racy(log::LevelFilter::Trace);
+        }
     }
 }
 

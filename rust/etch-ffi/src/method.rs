@@ -444,20 +444,24 @@ pub unsafe extern "C" fn etch_method_output(
         Ok((method, _)) => method,
         Err(status) => return status,
     };
-    code(&index(i, method.num_outputs().unwrap_or(0)).and_then(|()| method.output(i)).and_then(|o| match o {
-        Output::Tensor(t) => {
-            // SAFETY: out-pointers NULL or writable (caller).
-            unsafe {
-                ptr::put(data, t.data.as_ptr().cast::<c_void>(), 2)?;
-                ptr::put(nbytes, t.data.len(), 3)
-            }
-        }
-        _ => Err(Error::new(
-            ErrorCode::InvalidType,
-            "output is not a tensor",
-            i as u32,
-        )),
-    }))
+    code(
+        &index(i, method.num_outputs().unwrap_or(0))
+            .and_then(|()| method.output(i))
+            .and_then(|o| match o {
+                Output::Tensor(t) => {
+                    // SAFETY: out-pointers NULL or writable (caller).
+                    unsafe {
+                        ptr::put(data, t.data.as_ptr().cast::<c_void>(), 2)?;
+                        ptr::put(nbytes, t.data.len(), 3)
+                    }
+                }
+                _ => Err(Error::new(
+                    ErrorCode::InvalidType,
+                    "output is not a tensor",
+                    i as u32,
+                )),
+            }),
+    )
 }
 
 /// The kernel instruction `i` calls (numbered across chains, as in
@@ -514,21 +518,25 @@ pub unsafe extern "C" fn etch_method_output_int(
         Ok((method, _)) => method,
         Err(status) => return status,
     };
-    code(&index(i, method.num_outputs().unwrap_or(0)).and_then(|()| method.output(i)).and_then(|o| {
-        let v = match o {
-            Output::Int(v) => v,
-            Output::Bool(b) => b as i64,
-            _ => {
-                return Err(Error::new(
-                    ErrorCode::InvalidType,
-                    "output is not an int",
-                    i as u32,
-                ))
-            }
-        };
-        // SAFETY: `out` NULL or writable (caller).
-        unsafe { ptr::put(out, v, 2) }
-    }))
+    code(
+        &index(i, method.num_outputs().unwrap_or(0))
+            .and_then(|()| method.output(i))
+            .and_then(|o| {
+                let v = match o {
+                    Output::Int(v) => v,
+                    Output::Bool(b) => b as i64,
+                    _ => {
+                        return Err(Error::new(
+                            ErrorCode::InvalidType,
+                            "output is not an int",
+                            i as u32,
+                        ))
+                    }
+                };
+                // SAFETY: `out` NULL or writable (caller).
+                unsafe { ptr::put(out, v, 2) }
+            }),
+    )
 }
 
 /// Scalar output `i` as a double: Double outputs (`input0_scale`, ...).
@@ -547,13 +555,17 @@ pub unsafe extern "C" fn etch_method_output_double(
         Ok((method, _)) => method,
         Err(status) => return status,
     };
-    code(&index(i, method.num_outputs().unwrap_or(0)).and_then(|()| method.output(i)).and_then(|o| match o {
-        // SAFETY: `out` NULL or writable (caller).
-        Output::Double(v) => unsafe { ptr::put(out, v, 2) },
-        _ => Err(Error::new(
-            ErrorCode::InvalidType,
-            "output is not a double",
-            i as u32,
-        )),
-    }))
+    code(
+        &index(i, method.num_outputs().unwrap_or(0))
+            .and_then(|()| method.output(i))
+            .and_then(|o| match o {
+                // SAFETY: `out` NULL or writable (caller).
+                Output::Double(v) => unsafe { ptr::put(out, v, 2) },
+                _ => Err(Error::new(
+                    ErrorCode::InvalidType,
+                    "output is not a double",
+                    i as u32,
+                )),
+            }),
+    )
 }

@@ -229,7 +229,10 @@ pub(crate) fn index(i: usize, n: usize) -> Result<(), Error> {
     if i < n {
         Ok(())
     } else {
-        Err(invalid_argument("index out of range (at = index)", i as u32))
+        Err(invalid_argument(
+            "index out of range (at = index)",
+            i as u32,
+        ))
     }
 }
 

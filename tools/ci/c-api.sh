@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# The C API (issue 6, items 4 and 7), on a fresh Debian 12 machine:
+#  1. etch-ffi forwards every etch-kernels feature (gen-features.py --check);
+#  2. include/etch.h is what cbindgen generates now (--regen rewrites it),
+#     and compiles as C99, C11 and C++11/17 with -Wall -Wextra -Werror;
+#  3. the staticlib builds for every triple the Zephyr module uses; fmt and
+#     clippy are clean;
+#  4. the Cortex-M libraries without logging link with no core::fmt and no
+#     panic machinery (every etch_* function kept), sizes printed;
+#  5. a too-small ETCH_KERNEL_REGISTRY_SIZE fails the build naming the number;
+#  6. the C harness (tests/c-api) passes on x86_64 and i686 Linux (full
+#     library with logging; a reduced one for OperatorMissing and a registry
+#     larger than the selection) and bare metal on qemu-system-arm
+#     mps2-an385, whose exit status follows the result.
+# Usage: tools/ci/c-api.sh [--regen]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+ffi=$here/rust/etch-ffi
+out=${ETCH_CAPI_OUT:-$here/target/c-api}
+export CARGO_TARGET_DIR=$out/cargo
+export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
+CBINDGEN_VERSION=0.29.4
+start=$(date +%s)
+status=0
+fail() { echo "FAIL $*"; status=1; }
+
+# --- tools ---------------------------------------------------------------
+need=""
+command -v arm-none-eabi-gcc >/dev/null || need="$need gcc-arm-none-eabi binutils-arm-none-eabi"
+[ -f /usr/lib/arm-none-eabi/lib/rdimon.specs ] || need="$need libnewlib-arm-none-eabi"
+command -v qemu-system-arm >/dev/null || need="$need qemu-system-arm"
+[ -d /usr/lib/gcc/x86_64-linux-gnu/12/32 ] || need="$need gcc-multilib g++-multilib"
+command -v g++ >/dev/null || need="$need g++"
+if [ -n "$need" ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >/dev/null
+fi
+cortex_m="thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabi thumbv8m.main-none-eabihf"
+hosted="i686-unknown-linux-gnu x86_64-unknown-linux-gnu"
+installed=$(rustup target list --installed)
+for t in $cortex_m $hosted; do
+  grep -qx "$t" <<<"$installed" || rustup target add "$t" >/dev/null
+done
+if ! cbindgen --version 2>/dev/null | grep -q " $CBINDGEN_VERSION\$"; then
+  cargo install -q --locked cbindgen --version "$CBINDGEN_VERSION"
+fi
+mkdir -p "$out"
+
+# --- 1. features, 2. header --------------------------------------------------
+python3 "$ffi/gen-features.py" --check || status=1
+cbindgen -q --config "$here/cbindgen.toml" --crate etch-ffi --output "$out/etch.h" "$ffi"
+if [ "${1:-}" = "--regen" ]; then
+  cp "$out/etch.h" "$here/include/etch.h"
+  echo "ok   include/etch.h regenerated"
+elif diff -u "$here/include/etch.h" "$out/etch.h" >"$out/etch.h.diff"; then
+  echo "ok   include/etch.h is fresh (cbindgen $CBINDGEN_VERSION)"
+else
+  head -40 "$out/etch.h.diff"
+  fail "include/etch.h is stale: run tools/ci/c-api.sh --regen and commit it"
+fi
+warn="-Wall -Wextra -Werror -pedantic"
+for std in c99 c11; do
+  gcc -std=$std $warn -fsyntax-only -x c "$here/include/etch.h" || fail "etch.h as $std"
+done
+for std in c++11 c++17; do
+  g++ -std=$std $warn -fsyntax-only -x c++ "$here/include/etch.h" || fail "etch.h as $std"
+done
+arm-none-eabi-gcc -mcpu=cortex-m0 -mthumb -std=c99 $warn -fsyntax-only -x c "$here/include/etch.h" ||
+  fail "etch.h for arm-none-eabi"
+echo "ok   etch.h compiles as C99, C11, C++11, C++17 (-Wall -Wextra -Werror -pedantic)"
+
+# --- 3. every Zephyr triple -------------------------------------------------
+# Firmware configuration: the DS-CNN selection (`etch select
+# tests/fixtures/dscnn_cm_m33_int8io.pte --format cargo`, plus the float I/O
+# q/dq of dscnn_cm_m33), verification on, no logging.
+select_dscnn="op-cortex_m-dequantize_per_tensor-out,op-cortex_m-pad-out,op-cortex_m-quantize_per_tensor-out,op-cortex_m-quantized_avg_pool2d-out,op-cortex_m-quantized_conv2d-out,op-cortex_m-quantized_depthwise_conv2d-out,op-cortex_m-quantized_linear-out,op-dim_order_ops-_clone_dim_order-out,dtype-f32,dtype-i32,dtype-i8,dtype-u8"
+dscnn_kernels=8
+build() { # triple features [rustflags]
+  (cd "$ffi" && RUSTFLAGS="${3:-}" cargo build -q --release --target "$1" --no-default-features --features "$2")
+}
+lib() { echo "$CARGO_TARGET_DIR/$1/release/libetch.a"; }
+declare -A cpu=([thumbv6m-none-eabi]=cortex-m0 [thumbv7m-none-eabi]=cortex-m3 [thumbv7em-none-eabi]=cortex-m4
+  [thumbv7em-none-eabihf]=cortex-m4 [thumbv8m.main-none-eabi]=cortex-m33 [thumbv8m.main-none-eabihf]=cortex-m33)
+for t in $cortex_m; do
+  features="$select_dscnn,verify"
+  case $t in thumbv7em*|thumbv8m.main*) features="$features,dsp" ;; esac
+  # Separate target dirs per CPU flag set would rebuild everything; the
+  # triple already separates them.
+  if build "$t" "$features" "-C target-cpu=${cpu[$t]}"; then
+    echo "ok   built $t (-C target-cpu=${cpu[$t]}, features: DS-CNN selection,verify$([[ $features == *dsp ]] && echo ,dsp))"
+  else
+    fail "build $t"
+  fi
+done
+for t in $hosted; do
+  if build "$t" "verify,all-ops,all-dtypes,log"; then echo "ok   built $t (all kernels, verify, log)"; else fail "build $t"; fi
+done
+
+# Lints, in the three shapes the code has: hosted with logging, Armv6-M with
+# logging (no compare-and-swap: the racy logger install), Cortex-M without.
+for spec in "x86_64-unknown-linux-gnu|verify,all-ops,all-dtypes,log" \
+  "thumbv6m-none-eabi|$select_dscnn,log-level-info" "thumbv7em-none-eabihf|$select_dscnn,verify,dsp"; do
+  t=${spec%%|*}; features=${spec#*|}
+  (cd "$ffi" && cargo fmt --check && cargo clippy -q --release --target "$t" --no-default-features --features "$features" -- -D warnings) ||
+    fail "fmt/clippy $t [$features]"
+done
+echo "ok   cargo fmt --check; clippy -D warnings (x86_64 +log, thumbv6m +log, thumbv7em-hf)"
+
+# --- 4. no core::fmt / panics on Cortex-M -----------------------------------
+bad_syms='core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|slice_end_index|slice_start_index|rust_begin_unwind'
+for t in $cortex_m; do
+  a=$(lib "$t")
+  [ -f "$a" ] || continue
+  roots=$(arm-none-eabi-nm -g --defined-only "$a" 2>/dev/null | awk '$2 == "T" && $3 ~ /^etch_/ {printf " -u %s", $3}')
+  elf=$out/link-$t.elf
+  # The platform provides etch_log_write; a no-log build must not need it.
+  if ! arm-none-eabi-ld --gc-sections -e etch_program_load $roots -o "$elf" "$a" 2>"$out/ld-$t.log"; then
+    cat "$out/ld-$t.log"; fail "link $t"; continue
+  fi
+  n=$(wc -w <<<"$roots"); n=$((n / 2))
+  bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$bad_syms" || true)
+  size=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
+  if [ -n "$bad" ]; then
+    fail "$t: core::fmt or panic symbols linked:"; echo "$bad" | head -10
+  else
+    echo "ok   $t: all $n etch_* functions linked, no core::fmt, no panic symbols; $size"
+  fi
+done
+
+# --- 5. registry capacity below the selection --------------------------------
+if msg=$(cd "$ffi" && ETCH_KERNEL_REGISTRY_SIZE=1 CARGO_TARGET_DIR=$out/cargo-small \
+  cargo build -q --release --no-default-features --features op-cortex_m-quantized_linear-out,op-cortex_m-pad-out,dtype-i8 2>&1); then
+  fail "ETCH_KERNEL_REGISTRY_SIZE=1 with 2 kernels built"
+elif grep -q "set it to at least 2" <<<"$msg"; then
+  echo "ok   ETCH_KERNEL_REGISTRY_SIZE=1 for 2 kernels fails the build: 'set it to at least 2'"
+else
+  echo "$msg" | tail -5; fail "registry size error does not name the number"
+fi
+
+# --- 6. the harness --------------------------------------------------------
+h=$here/tests/c-api
+cflags="-std=c11 -O2 $warn -I$here/include -I$h"
+mkdir -p "$out/fx-host" "$out/fx-m"
+python3 "$h/gen_fixtures.py" "$out/fx-host/fixtures.c" tiny_cm_m33_int8io dscnn_cm_m33_int8io tiny_portable_pt dscnn_portable_pt
+python3 "$h/gen_fixtures.py" "$out/fx-m/fixtures.c" tiny_cm_m33_int8io dscnn_cm_m33_int8io
+all_kernels=$(python3 -c "import tomllib,sys; f=tomllib.load(open(sys.argv[1],'rb'))['features']; print(sum(k.startswith('op-') for k in f))" "$here/rust/etch-kernels/Cargo.toml")
+run() { # name command...
+  local name=$1; shift
+  local log=$out/$name.log
+  if "$@" >"$log" 2>&1; then
+    echo "ok   $name: $(tail -1 "$log")"
+  else
+    { grep -E "^FAIL" "$log" || tail -5 "$log"; } | head -20; fail "$name: $(tail -1 "$log")"
+  fi
+}
+# Host, full library with logging: 64- and 32-bit.
+gcc $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+  "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections -o "$out/harness-x86_64"
+run "harness x86_64-linux" "$out/harness-x86_64"
+gcc -m32 $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+  "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections -o "$out/harness-i686"
+run "harness i686-linux (gcc -m32)" "$out/harness-i686"
+# Reduced library: only tiny's operator (cortex_m::quantized_linear), no
+# logging, registry capacity 4 > 1 kernel; DS-CNN uses 6 operators, 5 of
+# which are missing.
+(cd "$ffi" && ETCH_KERNEL_REGISTRY_SIZE=4 CARGO_TARGET_DIR=$out/cargo-reduced \
+  cargo build -q --release --no-default-features --features op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify)
+gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_CAPACITY=4 -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
+  "$out/cargo-reduced/release/libetch.a" -Wl,--gc-sections -o "$out/harness-reduced"
+run "harness x86_64-linux reduced library" "$out/harness-reduced"
+# Bare metal: Cortex-M3 (mps2-an385) with the thumbv7m firmware library.
+qemu() { timeout 300 qemu-system-arm -M mps2-an385 -semihosting-config enable=on,target=native -nographic -kernel "$1"; }
+mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -T $h/qemu/an385.ld -Wl,--gc-sections -Wl,-z,noexecstack"
+# The vector table casts addresses to pointers: C, not ISO-pedantic C.
+arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c11 -O2 -Wall -Wextra -Werror -c "$h/qemu/startup.c" -o "$out/startup.o"
+for expect in $dscnn_kernels 999; do
+  arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$expect -DETCH_SEMIHOSTING "$out/startup.o" "$h/harness.c" \
+    -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)" -o "$out/harness-m3-$expect.elf"
+done
+run "harness qemu mps2-an385 (thumbv7m-none-eabi)" qemu "$out/harness-m3-$dscnn_kernels.elf"
+bad=$(arm-none-eabi-nm -C "$out/harness-m3-$dscnn_kernels.elf" | grep -E "$bad_syms" || true)
+[ -z "$bad" ] && echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols" ||
+  fail "bare-metal harness links core::fmt/panics: $(head -3 <<<"$bad")"
+# The exit status must be able to fail: a wrong expectation exits non-zero.
+if qemu "$out/harness-m3-999.elf" >"$out/canary.log" 2>&1; then
+  fail "qemu exit status does not follow a failing harness"
+else
+  echo "ok   qemu exit status follows the result (deliberately failing build: $(tail -1 "$out/canary.log"))"
+fi
+
+echo "c-api: $(( $(date +%s) - start )) s"
+exit $status
