@@ -73,18 +73,47 @@ fn main() {
         &hann().iter().map(|&x| f(x)).collect::<Vec<_>>(),
     );
 
-    // FFT twiddles W_512^k = cos(2 pi k / 512) - i sin(2 pi k / 512), k < 256.
-    let tw = |g: fn(f64) -> f64| -> Vec<String> {
-        (0..FFT_LENGTH / 2)
-            .map(|k| {
-                let v = g(2.0 * std::f64::consts::PI * k as f64 / FFT_LENGTH as f64);
-                // cos(pi/2) is 6e-17 in f64: make the exact zeros exact.
-                f(if v.abs() < 1e-12 { 0.0 } else { v as f32 })
-            })
-            .collect()
+    // FFT twiddles W_512^k = cos(2 pi k / 512) - i sin(2 pi k / 512).
+    let tw = |g: fn(f64) -> f64, k: usize| -> f32 {
+        let v = g(2.0 * std::f64::consts::PI * k as f64 / FFT_LENGTH as f64);
+        // cos(pi/2) is 6e-17 in f64: make the exact zeros exact.
+        if v.abs() < 1e-12 {
+            0.0
+        } else {
+            v as f32
+        }
     };
-    array(&mut out, "COS", "f32", &tw(f64::cos));
-    array(&mut out, "SIN", "f32", &tw(f64::sin));
+    // The real-FFT split step needs k = 0..=128 only.
+    let split: Vec<String> = (0..=FFT_LENGTH / 4)
+        .flat_map(|k| [f(tw(f64::cos, k)), f(tw(f64::sin, k))])
+        .collect();
+    writeln!(
+        out,
+        "pub(crate) static SPLIT: [[f32; 2]; {}] = [",
+        split.len() / 2
+    )
+    .unwrap();
+    for p in split.chunks(2) {
+        writeln!(out, "    [{}, {}],", p[0], p[1]).unwrap();
+    }
+    writeln!(out, "];").unwrap();
+    // Fused radix-2 stage pairs (h, 2h) of the 256-point FFT, h = 4, 16, 64:
+    // per j < h, [cos, sin] of W_{2h}^j = W_512^(j*256/h) and of
+    // W_{4h}^j = W_512^(j*128/h).
+    for h in [4usize, 16, 64] {
+        writeln!(out, "pub(crate) static TW{h}: [[f32; 4]; {h}] = [").unwrap();
+        for j in 0..h {
+            let (t1, t2) = (j * 256 / h, j * 128 / h);
+            let v = [
+                tw(f64::cos, t1),
+                tw(f64::sin, t1),
+                tw(f64::cos, t2),
+                tw(f64::sin, t2),
+            ];
+            writeln!(out, "    [{}],", v.map(f).join(", ")).unwrap();
+        }
+        writeln!(out, "];").unwrap();
+    }
 
     // The mel matrix is sparse: each spectrogram bin k lies in at most two
     // adjacent bands. Row k becomes (j, wa, wb): band j-1 gets wa, band j gets

@@ -3,6 +3,7 @@
 # streaming API) for Cortex-M and checks it by symbol: no `core::fmt` and no
 # panic machinery may reach an embedded build. Prints .text/.rodata sizes.
 set -euo pipefail
+shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")/../.." && pwd)
 probe=$here/tools/frontend/probe
 out=${ETCH_FRONTEND_PROBE_OUT:-$here/target/frontend-probe}

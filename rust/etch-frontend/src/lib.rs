@@ -32,7 +32,9 @@ pub mod wav;
 mod tables {
     include!(concat!(env!("OUT_DIR"), "/tables.rs"));
 }
-use tables::{COS, DCT, MEL_BINS, MEL_FIRST_BIN, MEL_IDX, MEL_WA, MEL_WB, SIN, WINDOW};
+use tables::{
+    DCT, MEL_BINS, MEL_FIRST_BIN, MEL_IDX, MEL_WA, MEL_WB, SPLIT, TW16, TW4, TW64, WINDOW,
+};
 
 /// Samples per second of the input audio.
 pub const SAMPLE_RATE: u32 = 16_000;
@@ -162,8 +164,8 @@ fn sqrt(x: f32) -> f32 {
 
 /// Scratch for one frame's FFT (the only working memory the front-end needs).
 pub struct Frontend {
-    re: [f32; HALF],
-    im: [f32; HALF],
+    /// 256 complex values (re, im).
+    z: [[f32; 2]; HALF],
 }
 
 impl Default for Frontend {
@@ -178,8 +180,7 @@ impl Frontend {
 
     pub const fn new() -> Self {
         Frontend {
-            re: [0.0; HALF],
-            im: [0.0; HALF],
+            z: [[0.0; 2]; HALF],
         }
     }
 
@@ -230,8 +231,8 @@ impl Frontend {
             (Some(&s), Some(&w)) => s as f32 * w,
             _ => 0.0,
         };
-        for g in 0..(HALF / 4) as u32 {
-            let q = (g.reverse_bits() >> 26) as usize;
+        for (g, o) in self.z.chunks_exact_mut(4).enumerate() {
+            let q = ((g as u32).reverse_bits() >> 26) as usize;
             let z = |n: usize| (x(2 * n), x(2 * n + 1));
             let (p0, p1, p2, p3) = (z(q), z(q + 128), z(q + 64), z(q + 192));
             let a0 = (p0.0 + p1.0, p0.1 + p1.1);
@@ -239,47 +240,27 @@ impl Frontend {
             let a2 = (p2.0 + p3.0, p2.1 + p3.1);
             let a3 = (p2.0 - p3.0, p2.1 - p3.1);
             // -i * a3 = (a3.im, -a3.re)
-            let at = (4 * g as usize) & (HALF - 4);
-            let (re, im) = (&mut self.re, &mut self.im);
-            re[at] = a0.0 + a2.0;
-            im[at] = a0.1 + a2.1;
-            re[at + 2] = a0.0 - a2.0;
-            im[at + 2] = a0.1 - a2.1;
-            re[at + 1] = a1.0 + a3.1;
-            im[at + 1] = a1.1 - a3.0;
-            re[at + 3] = a1.0 - a3.1;
-            im[at + 3] = a1.1 + a3.0;
+            if let [[r0, i0], [r1, i1], [r2, i2], [r3, i3]] = o {
+                *r0 = a0.0 + a2.0;
+                *i0 = a0.1 + a2.1;
+                *r2 = a0.0 - a2.0;
+                *i2 = a0.1 - a2.1;
+                *r1 = a1.0 + a3.1;
+                *i1 = a1.1 - a3.0;
+                *r3 = a1.0 - a3.1;
+                *i3 = a1.1 + a3.0;
+            }
         }
     }
 
     /// The remaining radix-2 stages (half sizes 4..128) of the in-place
-    /// 256-point complex FFT; each twiddle is loaded once per stage.
+    /// 256-point complex FFT, two at a time: stages h and 2h on the four
+    /// points j, j+h, j+2h, j+3h of a 4h group at once (the arithmetic of
+    /// two radix-2 passes, half the loads and stores).
     fn fft(&mut self) {
-        const M: usize = HALF - 1;
-        let mut h = 4;
-        while h < HALF {
-            // W_{2h}^j = W_512^(j * 256 / h)
-            let stride = HALF / h;
-            for j in 0..h {
-                let t = (j * stride) & M;
-                let (c, s) = (COS[t], SIN[t]);
-                let mut a = j;
-                while a < HALF {
-                    let (ia, ib) = (a & M, (a + h) & M);
-                    let (br, bi) = (self.re[ib], self.im[ib]);
-                    // b * (c - i s)
-                    let tr = br * c + bi * s;
-                    let ti = bi * c - br * s;
-                    let (ar, ai) = (self.re[ia], self.im[ia]);
-                    self.re[ib] = ar - tr;
-                    self.im[ib] = ai - ti;
-                    self.re[ia] = ar + tr;
-                    self.im[ia] = ai + ti;
-                    a += 2 * h;
-                }
-            }
-            h *= 2;
-        }
+        stage_pair(&mut self.z, &TW4);
+        stage_pair(&mut self.z, &TW16);
+        stage_pair(&mut self.z, &TW64);
     }
 
     /// |2 X[k]| of the 512-point real FFT from the 256-point complex one:
@@ -287,13 +268,13 @@ impl Frontend {
     /// (The mel weights are halved to match.)
     #[inline(always)]
     fn bin_magnitude2(&self, k: usize) -> f32 {
-        let k = k & (HALF - 1);
+        let k = k.min(HALF / 2);
         let kc = (HALF - k) & (HALF - 1);
-        let (a, b) = (self.re[k], self.im[k]);
-        let (c, d) = (self.re[kc], self.im[kc]);
+        let [a, b] = self.z[k];
+        let [c, d] = self.z[kc];
         let (er, ei) = (a + c, b - d);
         let (or, oi) = (b + d, c - a);
-        let (cs, sn) = (COS[k], SIN[k]);
+        let [cs, sn] = SPLIT[k];
         let xr = er + (cs * or + sn * oi);
         let xi = ei + (cs * oi - sn * or);
         sqrt(xr * xr + xi * xi)
@@ -341,6 +322,49 @@ impl Frontend {
             sink(&c);
         }
         Ok(peak)
+    }
+}
+
+/// Radix-2 stages H and 2H of the in-place 256-point FFT, fused: the points j, j+H, j+2H, j+3H of every 4H group at
+/// once, with the stage's twiddles `tw[j]` (the arithmetic of two radix-2
+/// passes, half the loads and stores). `H` is a constant, so the chunking
+/// cannot fail.
+fn stage_pair<const H: usize>(z: &mut [[f32; 2]; HALF], tw: &[[f32; 4]; H]) {
+    for group in z.chunks_exact_mut(4 * H) {
+        // Quarters of H points: j, j+H, j+2H, j+3H.
+        let Some((a, rest)) = group.split_at_mut_checked(H) else {
+            continue;
+        };
+        let Some((b, rest)) = rest.split_at_mut_checked(H) else {
+            continue;
+        };
+        let Some((c, d)) = rest.split_at_mut_checked(H) else {
+            continue;
+        };
+        let points = a
+            .iter_mut()
+            .zip(b.iter_mut())
+            .zip(c.iter_mut().zip(d.iter_mut()));
+        for ((([p0r, p0i], [p1r, p1i]), ([p2r, p2i], [p3r, p3i])), w) in points.zip(tw.iter()) {
+            let [c1, n1, c2, n2] = *w;
+            // Stage H: (p0, p1) and (p2, p3), b * (c1 - i n1).
+            let (tr, ti) = (*p1r * c1 + *p1i * n1, *p1i * c1 - *p1r * n1);
+            let (q0r, q0i, q1r, q1i) = (*p0r + tr, *p0i + ti, *p0r - tr, *p0i - ti);
+            let (tr, ti) = (*p3r * c1 + *p3i * n1, *p3i * c1 - *p3r * n1);
+            let (q2r, q2i, q3r, q3i) = (*p2r + tr, *p2i + ti, *p2r - tr, *p2i - ti);
+            // Stage 2H: (q0, q2) with W2, (q1, q3) with -i W2.
+            let (tr, ti) = (q2r * c2 + q2i * n2, q2i * c2 - q2r * n2);
+            *p0r = q0r + tr;
+            *p0i = q0i + ti;
+            *p2r = q0r - tr;
+            *p2i = q0i - ti;
+            // -i W2 = (-n2) - i c2: b * (-n2 - i c2)
+            let (tr, ti) = (q3r * -n2 + q3i * c2, q3i * -n2 - q3r * c2);
+            *p1r = q1r + tr;
+            *p1i = q1i + ti;
+            *p3r = q1r - tr;
+            *p3i = q1i - ti;
+        }
     }
 }
 
