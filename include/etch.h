@@ -44,6 +44,15 @@
 #define ETCH_API_VERSION 1
 
 /**
+ * Bits of `etch_build_features()`: how this library was built.
+ */
+#define ETCH_FEATURE_VERIFY (1 << 0)
+
+#define ETCH_FEATURE_LOG (1 << 1)
+
+#define ETCH_FEATURE_DSP (1 << 2)
+
+/**
  * ExecuTorch `ScalarType` codes for `etch_tensor_info_t.dtype`.
  */
 #define ETCH_DTYPE_BYTE 0
@@ -281,6 +290,14 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Which compile-time options this library has (`ETCH_FEATURE_*` bits):
+ * whole-program verification, logging through `etch_log_write`, the
+ * SMLAD/SXTB16 kernels. Lets firmware and tests check that the library
+ * they linked matches their configuration.
+ */
+uint32_t etch_build_features(void);
+
+/**
  * Provided by the platform when the library is built with logging
  * (`log` feature; Zephyr: `CONFIG_ETCH_LOG`): writes one formatted
  * record at `level` (`ETCH_LOG_LEVEL_*`). `msg` holds `len` bytes and a
@@ -376,7 +393,8 @@ etch_status_t etch_method_set_instruction_limit(etch_method_t *m, uint32_t limit
  *
  * # Safety
  * `m` NULL or a writable `etch_method_t`; `cycles_per_instruction` NULL or
- * `n` writable `uint32_t`; `cycles` NULL or a function safe to call here.
+ * `n` writable `uint32_t`; `cycles` NULL or a function safe to call from
+ * here (it must not call etch functions on `m`).
  */
 etch_status_t etch_method_execute_profiled(etch_method_t *m,
                                            uint32_t (*cycles)(void),

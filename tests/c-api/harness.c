@@ -6,6 +6,7 @@
  * and error detail for the failure paths.
  *
  * Build-time knobs (-D): EXPECT_KERNELS, EXPECT_CAPACITY (registry),
+ * EXPECT_FEATURES (etch_build_features()),
  * EXPECT_LOG (library built with the `log` feature), REDUCED (library with
  * only the first fixture's operators: the others must fail to load with
  * ETCH_OPERATOR_MISSING, at = EXPECT_MISSING), ETCH_SEMIHOSTING (bare metal).
@@ -20,6 +21,9 @@
 
 #ifndef EXPECT_KERNELS
 #error "EXPECT_KERNELS: number of kernels the library was built with"
+#endif
+#ifndef EXPECT_FEATURES
+#error "EXPECT_FEATURES: ETCH_FEATURE_* bits the library was built with"
 #endif
 #ifndef EXPECT_CAPACITY
 #define EXPECT_CAPACITY EXPECT_KERNELS
@@ -124,6 +128,8 @@ static void test_generic(void) {
         "ExecuTorch numbering");
   CHECK(sizeof(etch_program_t) == 8 * ETCH_PROGRAM_WORDS, "%u", (unsigned)sizeof(etch_program_t));
   CHECK(sizeof(etch_method_t) == 8 * ETCH_METHOD_WORDS, "%u", (unsigned)sizeof(etch_method_t));
+  CHECK(etch_build_features() == (EXPECT_FEATURES), "features 0x%x, want 0x%x",
+        (unsigned)etch_build_features(), (unsigned)(EXPECT_FEATURES));
   CHECK(etch_kernel_count() == EXPECT_KERNELS, "%u", (unsigned)etch_kernel_count());
   CHECK(etch_kernel_registry_capacity() == EXPECT_CAPACITY, "%u",
         (unsigned)etch_kernel_registry_capacity());
@@ -299,6 +305,9 @@ static void test_fixture(const fixture_t *f, int runnable) {
   CHECK(err.at == meta.num_instructions, "%s: at %u", ctx, (unsigned)err.at);
   CHECK_STATUS(etch_method_execute_profiled(&method, NULL, prof, meta.num_instructions),
                ETCH_INVALID_ARGUMENT);
+  CHECK_STATUS(etch_method_execute_profiled(&method, fake_cycles, (uint32_t *)(void *)arena[0],
+                                            meta.num_instructions),
+               ETCH_INVALID_ARGUMENT);
   memset(prof, 0xff, sizeof prof);
   /* Inputs must be set before every execute: the memory plan may reuse
    * their bytes for later activations. */
@@ -411,8 +420,24 @@ static void test_fixture(const fixture_t *f, int runnable) {
     /* Truncated: half the file. */
     memcpy(scratch + 16, f->pte, f->pte_len);
     CHECK_STATUS(etch_program_load(&prog, scratch + 16, f->pte_len / 2, true), ETCH_INVALID_PROGRAM);
-    /* Unchanged copy in RAM loads. */
+    /* Unchanged copy in RAM loads, with and without verification, and the
+     * method runs from it as from flash. */
+    CHECK_STATUS(etch_program_load(&prog, scratch + 16, f->pte_len, false), ETCH_OK);
     CHECK_STATUS(etch_program_load(&prog, scratch + 16, f->pte_len, true), ETCH_OK);
+    CHECK_STATUS(etch_method_meta(&prog, "forward", &meta), ETCH_OK);
+    CHECK_STATUS(load_forward(&meta, sizes, 0, 0), ETCH_OK);
+    CHECK_STATUS(etch_method_set_input(&method, 0, f->input, f->input_len), ETCH_OK);
+    CHECK_STATUS(etch_method_execute(&method), ETCH_OK);
+    CHECK_STATUS(etch_method_output(&method, 0, &out, &out_len), ETCH_OK);
+    CHECK(out_len == f->output_len && memcmp(out, f->output, out_len) == 0, "%s: RAM copy", ctx);
+    /* Program bytes inside a planned buffer: refused. */
+    {
+      void *planned[1] = {scratch};
+      size_t lens[1] = {sizes[0] < sizeof scratch ? sizes[0] : sizeof scratch};
+      CHECK_STATUS(etch_method_load(&method, &prog, "forward", state, meta.method_state_bytes,
+                                    planned, lens, 1),
+                   ETCH_INVALID_ARGUMENT);
+    }
   }
 }
 

@@ -155,10 +155,10 @@ run() { # name command...
   fi
 }
 # Host, full library with logging: 64- and 32-bit.
-gcc $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+gcc $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_FEATURES="(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG)" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections -o "$out/harness-x86_64"
 run "harness x86_64-linux" "$out/harness-x86_64"
-gcc -m32 $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+gcc -m32 $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_FEATURES="(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG)" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections -o "$out/harness-i686"
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"
 # Reduced library: only tiny's operator (cortex_m::quantized_linear), no
@@ -166,7 +166,7 @@ run "harness i686-linux (gcc -m32)" "$out/harness-i686"
 # which are missing.
 (cd "$ffi" && ETCH_KERNEL_REGISTRY_SIZE=4 CARGO_TARGET_DIR=$out/cargo-reduced \
   cargo build -q --release --no-default-features --features op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify)
-gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_CAPACITY=4 -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
+gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DEXPECT_CAPACITY=4 -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
   "$out/cargo-reduced/release/libetch.a" -Wl,--gc-sections -o "$out/harness-reduced"
 run "harness x86_64-linux reduced library" "$out/harness-reduced"
 # Bare metal: Cortex-M3 (mps2-an385) with the thumbv7m firmware library.
@@ -175,7 +175,7 @@ mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -T $h/qemu/an385.ld -Wl,--g
 # The vector table casts addresses to pointers: C, not ISO-pedantic C.
 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c11 -O2 -Wall -Wextra -Werror -c "$h/qemu/startup.c" -o "$out/startup.o"
 for expect in $dscnn_kernels 999; do
-  arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$expect -DETCH_SEMIHOSTING "$out/startup.o" "$h/harness.c" \
+  arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$expect -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DETCH_SEMIHOSTING "$out/startup.o" "$h/harness.c" \
     -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)" -o "$out/harness-m3-$expect.elf"
 done
 run "harness qemu mps2-an385 (thumbv7m-none-eabi)" qemu "$out/harness-m3-$dscnn_kernels.elf"

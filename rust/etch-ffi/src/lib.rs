@@ -32,6 +32,30 @@ pub use status::*;
 /// Version of this C API; bumped when a signature or handle layout changes.
 pub const ETCH_API_VERSION: u32 = 1;
 
+/// Bits of `etch_build_features()`: how this library was built.
+pub const ETCH_FEATURE_VERIFY: u32 = 1 << 0;
+pub const ETCH_FEATURE_LOG: u32 = 1 << 1;
+pub const ETCH_FEATURE_DSP: u32 = 1 << 2;
+
+/// Which compile-time options this library has (`ETCH_FEATURE_*` bits):
+/// whole-program verification, logging through `etch_log_write`, the
+/// SMLAD/SXTB16 kernels. Lets firmware and tests check that the library
+/// they linked matches their configuration.
+#[no_mangle]
+pub extern "C" fn etch_build_features() -> u32 {
+    let mut f = 0;
+    if cfg!(feature = "verify") {
+        f |= ETCH_FEATURE_VERIFY;
+    }
+    if cfg!(feature = "log") {
+        f |= ETCH_FEATURE_LOG;
+    }
+    if cfg!(feature = "dsp") {
+        f |= ETCH_FEATURE_DSP;
+    }
+    f
+}
+
 /// ExecuTorch `ScalarType` codes for `etch_tensor_info_t.dtype`.
 pub const ETCH_DTYPE_BYTE: i32 = 0; // uint8
 pub const ETCH_DTYPE_CHAR: i32 = 1; // int8

@@ -392,7 +392,8 @@ impl ExecutionObserver for Profiler<'_> {
 ///
 /// # Safety
 /// `m` NULL or a writable `etch_method_t`; `cycles_per_instruction` NULL or
-/// `n` writable `uint32_t`; `cycles` NULL or a function safe to call here.
+/// `n` writable `uint32_t`; `cycles` NULL or a function safe to call from
+/// here (it must not call etch functions on `m`).
 #[no_mangle]
 pub unsafe extern "C" fn etch_method_execute_profiled(
     m: *mut etch_method_t,
@@ -402,20 +403,29 @@ pub unsafe extern "C" fn etch_method_execute_profiled(
 ) -> etch_status_t {
     // SAFETY: caller's contracts.
     unsafe {
-        with_method(m, |method, _| {
+        with_method(m, |method, held| {
             let needed = method.meta().num_instructions()?;
             let cycles = cycles.ok_or(invalid_argument("null cycle counter", 1))?;
-            if n < needed
-                || cycles_per_instruction.is_null()
-                || !cycles_per_instruction.is_aligned()
-            {
+            let short = invalid_argument(
+                "profile array null, misaligned or shorter than num_instructions (at = count needed)",
+                needed as u32,
+            );
+            if n < needed || !cycles_per_instruction.is_aligned() {
+                return Err(short);
+            }
+            let bytes = n.checked_mul(size_of::<u32>()).ok_or(short)?;
+            // SAFETY: `n` writable, aligned u32 (caller); `bytes_mut` checks
+            // null and wrapping.
+            let out = ptr::bytes_mut(cycles_per_instruction.cast(), bytes, 2).map_err(|_| short)?;
+            // Written between kernel calls: it must not be the method's memory.
+            if held.iter().any(|h| h.overlaps(Span::of(out))) {
                 return Err(invalid_argument(
-                    "profile array null or shorter than num_instructions (at = count needed)",
-                    needed as u32,
+                    "profile array overlaps the method's buffers",
+                    2,
                 ));
             }
-            // SAFETY: non-null, aligned, `n` writable u32 (caller).
-            let out = core::slice::from_raw_parts_mut(cycles_per_instruction, n);
+            // SAFETY: the same `n` aligned u32 just checked, now as u32.
+            let out = core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u32>(), n);
             out.fill(0);
             method.execute_observed(&mut Profiler {
                 cycles,
