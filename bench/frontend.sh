@@ -4,14 +4,17 @@
 # streaming API (our TCG plugin, bench/qemu-plugin/etch_count.c), stack high
 # water, and flash/RAM from arm-none-eabi-size of the linked front-end
 # (tools/frontend/probe, as tools/ci/check-frontend.sh links it).
-# Writes bench/frontend/results.txt. Installs what it needs.
-#   bench/frontend.sh
+# Writes bench/frontend/results.txt. Installs what it needs. Fails unless the
+# target's features equal the host build's bit for bit.
+#   bench/frontend.sh         measure, write bench/frontend/results.txt
+#   bench/frontend.sh --ci    the same checks, results only in bench/frontend/build/
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 fw=$here/frontend
 build=$fw/build
 mkdir -p "$build"
+ci=${1:-}
 
 need_pkgs=()
 for p in gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm libglib2.0-dev dpkg-dev xz-utils; do
@@ -64,6 +67,7 @@ fe_bytes=$(awk '/frontend_bytes/{print $2}' "$log"); st_bytes=$(awk '/frontend_b
 whole_stack=$(awk '/^whole_clip/{print $5}' "$log"); stream_stack=$(awk '/^stream/{print $5}' "$log")
 grep -q "whole_clip bit_exact true" "$log" && grep -q "stream bit_exact true" "$log" || { echo "FAIL: not bit-exact"; cat "$log"; exit 1; }
 out=$fw/results.txt
+[ "$ci" = "--ci" ] && out=$build/results.txt
 {
   echo "# bench/frontend.sh: KWS front-end (etch-frontend), Cortex-M4F (qemu mps2-an386), thumbv7em-none-eabihf, opt-level s, LTO"
   echo "# clip $(basename "$clip"), 16000 samples -> 490 int8 features; output bit-exact with the host build"
