@@ -171,6 +171,20 @@ mod tests {
             let r = Wav::parse(&good[..n]);
             assert!(n >= 44 || r.is_err(), "{n}: {r:?}");
         }
+        // Any single corrupted byte of the header: an error or a view
+        // inside the buffer, never a panic.
+        let good = wav(0xFFFE, 16000, 1, 16, &[0; 24], &[0; 8]);
+        for at in 0..68 {
+            for v in [0u8, 1, 0x7f, 0x80, 0xfe, 0xff] {
+                let mut b = good;
+                b[at] = v;
+                if let Ok(w) = Wav::parse(&b) {
+                    let base = b.as_ptr() as usize;
+                    let d = w.data.as_ptr() as usize;
+                    assert!(d >= base && d + w.data.len() <= base + b.len());
+                }
+            }
+        }
         // data before fmt
         let mut d = [0u8; 20];
         d[0..4].copy_from_slice(b"RIFF");
