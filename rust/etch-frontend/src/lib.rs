@@ -25,6 +25,30 @@
 //! TensorFlow divides 0 by 0 and every feature is NaN. We return the same NaNs
 //! (and -128 for int8, what ExecuTorch's quantize gives for NaN on x86-64), and
 //! report the clip's peak so the caller can see it.
+//!
+//! ```
+//! use etch_frontend::{Frontend, Quant, Stream, FEATURES, FRAME_STEP};
+//!
+//! // One second of audio (here a 1 kHz tone) and the model's input qparams
+//! // (a program's `input0_scale` / `input0_zp` methods).
+//! let pcm: [i16; 16000] = core::array::from_fn(|n| ((n % 16) as i16 - 8) * 1000);
+//! let q = Quant::new(0.584_702_9, 83).unwrap();
+//!
+//! // Whole clip.
+//! let mut fe = Frontend::new(); // 2 KiB scratch, e.g. a `static mut`
+//! let mut features = [0i8; FEATURES];
+//! let peak = fe.mfcc_int8(&pcm, q, &mut features).unwrap();
+//! assert_eq!(peak, 7000);
+//!
+//! // Streaming: 20 ms at a time, features of the last second on demand.
+//! let mut st = Stream::new();
+//! for hop in pcm.chunks_exact(FRAME_STEP) {
+//!     st.push(&mut fe, hop.try_into().unwrap());
+//! }
+//! let mut streamed = [0i8; FEATURES];
+//! st.features_int8(q, &mut streamed).unwrap();
+//! assert_eq!(streamed, features);
+//! ```
 #![no_std]
 
 pub mod wav;
