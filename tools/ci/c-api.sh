@@ -78,7 +78,8 @@ echo "ok   etch.h compiles as C99, C11, C++11, C++17 (-Wall -Wextra -Werror -ped
 # q/dq of dscnn_cm_m33), verification on, no logging.
 select_dscnn="op-cortex_m-dequantize_per_tensor-out,op-cortex_m-pad-out,op-cortex_m-quantize_per_tensor-out,op-cortex_m-quantized_avg_pool2d-out,op-cortex_m-quantized_conv2d-out,op-cortex_m-quantized_depthwise_conv2d-out,op-cortex_m-quantized_linear-out,op-dim_order_ops-_clone_dim_order-out,dtype-f32,dtype-i32,dtype-i8,dtype-u8"
 dscnn_kernels=8
-build() { # triple features [rustflags]
+build() { # triple features [rustflags]; a failed build leaves no stale library
+  rm -f "$CARGO_TARGET_DIR/$1/release/libetch.a"
   (cd "$ffi" && RUSTFLAGS="${3:-}" cargo build -q --release --target "$1" --no-default-features --features "$2")
 }
 lib() { echo "$CARGO_TARGET_DIR/$1/release/libetch.a"; }
@@ -101,13 +102,14 @@ done
 
 # Lints, in the three shapes the code has: hosted with logging, Armv6-M with
 # logging (no compare-and-swap: the racy logger install), Cortex-M without.
+lint=ok
 for spec in "x86_64-unknown-linux-gnu|verify,all-ops,all-dtypes,log" \
   "thumbv6m-none-eabi|$select_dscnn,log-level-info" "thumbv7em-none-eabihf|$select_dscnn,verify,dsp"; do
   t=${spec%%|*}; features=${spec#*|}
   (cd "$ffi" && cargo fmt --check && cargo clippy -q --release --target "$t" --no-default-features --features "$features" -- -D warnings) ||
-    fail "fmt/clippy $t [$features]"
+    { fail "fmt/clippy $t [$features]"; lint=failed; }
 done
-echo "ok   cargo fmt --check; clippy -D warnings (x86_64 +log, thumbv6m +log, thumbv7em-hf)"
+[ $lint = ok ] && echo "ok   cargo fmt --check; clippy -D warnings (x86_64 +log, thumbv6m +log, thumbv7em-hf)"
 
 # --- 4. no core::fmt / panics on Cortex-M -----------------------------------
 bad_syms='core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|slice_end_index|slice_start_index|rust_begin_unwind'
@@ -156,32 +158,43 @@ run() { # name command...
     { grep -E "^FAIL" "$log" || tail -5 "$log"; } | head -20; fail "$name: $(tail -1 "$log")"
   fi
 }
+# compile OUT CC ARGS...: builds a harness binary (never a stale one).
+compile() {
+  local exe=$1; shift
+  rm -f "$exe"
+  "$@" -o "$exe" || fail "compile $(basename "$exe")"
+}
+full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG) -DEXPECT_LOG"
 # Host, full library with logging: 64- and 32-bit.
-gcc $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_FEATURES="(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG)" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
-  "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections -o "$out/harness-x86_64"
+compile "$out/harness-x86_64" gcc $cflags $full "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+  "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness x86_64-linux" "$out/harness-x86_64"
-gcc -m32 $cflags -DEXPECT_KERNELS="$all_kernels" -DEXPECT_FEATURES="(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG)" -DEXPECT_LOG "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
-  "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections -o "$out/harness-i686"
+compile "$out/harness-i686" gcc -m32 $cflags $full "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+  "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"
 # Reduced library: only tiny's operator (cortex_m::quantized_linear), no
 # logging, registry capacity 4 > 1 kernel; DS-CNN uses 6 operators, 5 of
 # which are missing.
+rm -f "$out/cargo-reduced/release/libetch.a"
 (cd "$ffi" && ETCH_KERNEL_REGISTRY_SIZE=4 CARGO_TARGET_DIR=$out/cargo-reduced \
-  cargo build -q --release --no-default-features --features op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify)
-gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DEXPECT_CAPACITY=4 -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
-  "$out/cargo-reduced/release/libetch.a" -Wl,--gc-sections -o "$out/harness-reduced"
+  cargo build -q --release --no-default-features --features op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify) ||
+  fail "build of the reduced library"
+compile "$out/harness-reduced" gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DEXPECT_CAPACITY=4 \
+  -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
+  "$out/cargo-reduced/release/libetch.a" -Wl,--gc-sections
 run "harness x86_64-linux reduced library" "$out/harness-reduced"
 # Bare metal: Cortex-M3 (mps2-an385) with the thumbv7m firmware library.
 qemu() { timeout 300 qemu-system-arm -M mps2-an385 -semihosting-config enable=on,target=native -nographic -kernel "$1"; }
 mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -T $h/qemu/an385.ld -Wl,--gc-sections -Wl,-z,noexecstack"
 # The vector table casts addresses to pointers: C, not ISO-pedantic C.
-arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c11 -O2 -Wall -Wextra -Werror -c "$h/qemu/startup.c" -o "$out/startup.o"
+compile "$out/startup.o" arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c11 -O2 -Wall -Wextra -Werror -c "$h/qemu/startup.c"
 for expect in $dscnn_kernels 999; do
-  arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$expect -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DETCH_SEMIHOSTING "$out/startup.o" "$h/harness.c" \
-    -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)" -o "$out/harness-m3-$expect.elf"
+  compile "$out/harness-m3-$expect.elf" arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$expect \
+    -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DETCH_SEMIHOSTING "$out/startup.o" "$h/harness.c" \
+    -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)"
 done
 run "harness qemu mps2-an385 (thumbv7m-none-eabi)" qemu "$out/harness-m3-$dscnn_kernels.elf"
-bad=$(arm-none-eabi-nm -C "$out/harness-m3-$dscnn_kernels.elf" | grep -E "$bad_syms" || true)
+bad=$(arm-none-eabi-nm -C "$out/harness-m3-$dscnn_kernels.elf" 2>&1 | grep -E "$bad_syms|No such file" || true)
 [ -z "$bad" ] && echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols" ||
   fail "bare-metal harness links core::fmt/panics: $(head -3 <<<"$bad")"
 # The exit status must be able to fail: a wrong expectation exits non-zero.

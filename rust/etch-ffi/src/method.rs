@@ -342,7 +342,11 @@ pub unsafe extern "C" fn etch_method_set_input(
 #[no_mangle]
 pub unsafe extern "C" fn etch_method_execute(m: *mut etch_method_t) -> etch_status_t {
     // SAFETY: caller's contract.
-    unsafe { with_method(m, |method, _| method.execute()) }
+    unsafe {
+        with_method(m, |method, _| {
+            method.execute_observed(&mut Profiler::none())
+        })
+    }
 }
 
 /// Caps the instructions one execute may run (default 10 000 000), against
@@ -364,21 +368,37 @@ pub unsafe extern "C" fn etch_method_set_instruction_limit(
     }
 }
 
+/// The one observer both execute entry points use, so the instruction loop
+/// is instantiated once (about 1 KB of flash) rather than once per entry.
 struct Profiler<'a> {
-    cycles: extern "C" fn() -> u32,
+    cycles: Option<extern "C" fn() -> u32>,
     out: &'a mut [u32],
     start: u32,
 }
 
+impl Profiler<'_> {
+    fn none() -> Profiler<'static> {
+        Profiler {
+            cycles: None,
+            out: &mut [],
+            start: 0,
+        }
+    }
+}
+
 impl ExecutionObserver for Profiler<'_> {
     fn before(&mut self, _index: u32, _op: Option<u32>) {
-        self.start = (self.cycles)();
+        if let Some(cycles) = self.cycles {
+            self.start = cycles();
+        }
     }
 
     fn after(&mut self, index: u32) {
-        let end = (self.cycles)();
-        if let Some(slot) = self.out.get_mut(index as usize) {
-            *slot = end.wrapping_sub(self.start);
+        if let Some(cycles) = self.cycles {
+            let end = cycles();
+            if let Some(slot) = self.out.get_mut(index as usize) {
+                *slot = end.wrapping_sub(self.start);
+            }
         }
     }
 }
@@ -428,7 +448,7 @@ pub unsafe extern "C" fn etch_method_execute_profiled(
             let out = core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u32>(), n);
             out.fill(0);
             method.execute_observed(&mut Profiler {
-                cycles,
+                cycles: Some(cycles),
                 out,
                 start: 0,
             })
