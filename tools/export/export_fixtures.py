@@ -16,6 +16,7 @@ Writes <name>.pte, <name>.input0.npy, <name>.output0.npy, <name>.expected.json
 import argparse
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -86,26 +87,30 @@ def export_xnnpack_delegate(name):
     return buf, x.numpy(), out.numpy(), None, None
 
 
-def export_cortex_m(name, cpu, int8_io, explicit_layout=False):
+def cortex_m_program(model, x, calib, cpu, int8_io, explicit_layout=False):
+    """backends/cortex_m flow (aot_arm_compiler's _to_edge_cortex_m): PT2E with
+    CortexMQuantizer calibrated on `calib`, edge lowering, optional int8 I/O,
+    CortexMPassManager for `cpu`. Returns (edge, ep, io, to_input): the final
+    edge program `ep` (before to_executorch), the int8-I/O quantization
+    parameters `io` (config methods, or None), and `to_input(x)`, mapping a float
+    input to what the program takes (layout, and quantization with int8 I/O)."""
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
-    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir import to_edge_transform_and_lower
     from executorch.exir.passes.quantize_io_pass import QuantizeInputs, QuantizeOutputs
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    model, shape = models.make(name)
-    x = models.fixed_input(shape)
     # The default flow runs channels-last; the explicit-layout flow keeps NCHW
     # and inserts its own transposes (aot_arm_compiler.py does the same).
-    channels_last = len(shape) == 4 and not explicit_layout
+    channels_last = x.dim() == 4 and not explicit_layout
     cl = (lambda t: t.to(memory_format=torch.channels_last)) if channels_last else (lambda t: t)
     model = model.to(memory_format=torch.channels_last) if channels_last else model
     x_cl = cl(x)
     gm = torch.export.export(model, (x_cl,), strict=True).module(check_guards=False)
     prepared = prepare_pt2e(gm, CortexMQuantizer(use_explicit_layout=explicit_layout))
-    for s in models.calibration(shape):
+    for s in calib:
         prepared(cl(s))
     converted = convert_pt2e(prepared)
     edge = to_edge_transform_and_lower(
@@ -121,22 +126,30 @@ def export_cortex_m(name, cpu, int8_io, explicit_layout=False):
     ).transform()
 
     io = None
-    x_in = x_cl
     if int8_io:
         cfg = dict(edge._config_methods or {})
         io = {k: (float(v) if isinstance(v, float) else int(v)) for k, v in cfg.items()}
+
+    def to_input(t):
+        t = cl(t)
+        if not int8_io:
+            return t
         s, zp = io["input0_scale"], io["input0_zp"]
         # The same rule as the quantize kernels: f32 reciprocal, ties to even.
         inv = np.float32(1.0) / np.float32(s)
-        q = np.rint(x_cl.numpy().astype(np.float32) * inv) + zp
-        x_in = torch.from_numpy(np.clip(q, -128, 127).astype(np.int8))
-        if channels_last:
-            x_in = x_in.contiguous().to(memory_format=torch.channels_last)
+        q = np.rint(t.numpy().astype(np.float32) * inv) + zp
+        q = torch.from_numpy(np.clip(q, -128, 127).astype(np.int8))
+        return q.contiguous().to(memory_format=torch.channels_last) if channels_last else q
 
-    # Eager run of the final graph (before to_executorch, which rewrites it
-    # into out-variants in place) through the cortex_m reference ops, recording
-    # every node's output.
-    gm_final = ep.module()
+    return edge, ep, io, to_input
+
+
+def reference_run(ep, x_in, record_intermediates=True, gm_final=None):
+    """Runs the final edge graph eagerly through ExecuTorch's cortex_m reference
+    ops (backends/cortex_m/ops/operators.py). Returns (output, intermediates):
+    every call_function node's tensor output, keyed "NNN_<target>".
+    `gm_final`: ep.module(), made once by callers that run many inputs."""
+    gm_final = ep.module() if gm_final is None else gm_final
     record = {}
     order = []
     interp = torch.fx.Interpreter(gm_final)
@@ -144,8 +157,10 @@ def export_cortex_m(name, cpu, int8_io, explicit_layout=False):
 
     def run_node(n):
         r = orig_run_node(n)
-        if n.op == "call_function" and isinstance(r, torch.Tensor):
-            key = "%03d_%s" % (len(order), str(n.target).replace(".", "_"))
+        if record_intermediates and n.op == "call_function" and isinstance(r, torch.Tensor):
+            # Without the " at 0x..." of function targets (memory.alloc): stable keys.
+            target = re.sub(r" at 0x[0-9a-f]+", "", str(n.target))
+            key = "%03d_%s" % (len(order), target.replace(".", "_"))
             order.append(key)
             record[key] = r.detach().contiguous().numpy()
         return r
@@ -153,9 +168,25 @@ def export_cortex_m(name, cpu, int8_io, explicit_layout=False):
     interp.run_node = run_node
     out = interp.run(x_in)
     out = out[0] if isinstance(out, (tuple, list)) else out
+    return out, record
+
+
+def to_pte(edge, ep):
+    """to_executorch of the final graph. Run reference_run first: to_executorch
+    rewrites the graph into out-variants in place."""
+    from executorch.exir import ExecutorchBackendConfig
+
     edge._edge_programs["forward"] = ep
-    et = edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=False))
-    buf = et.buffer
+    return edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=False)).buffer
+
+
+def export_cortex_m(name, cpu, int8_io, explicit_layout=False):
+    model, shape = models.make(name)
+    x = models.fixed_input(shape)
+    edge, ep, io, to_input = cortex_m_program(model, x, models.calibration(shape), cpu, int8_io, explicit_layout)
+    x_in = to_input(x)
+    out, record = reference_run(ep, x_in)
+    buf = to_pte(edge, ep)
     return buf, x_in.contiguous().numpy(), out.contiguous().numpy(), record, io
 
 
