@@ -54,7 +54,7 @@ def main():
     results = []
     rows = []
     for spec in sys.argv[3:]:
-        name, triple, model = spec.split(":")
+        name, triple, model, features = (spec.split(":") + ["-"])[:4]
         facts, ops, by_op, exact, counts = parse(build, name)
         core, kernels, model_bytes = sizes(build, name)
         per_inference = sum(by_op.values())
@@ -71,7 +71,7 @@ def main():
             "stack_bytes": int(facts["stack_bytes"]),
             "bit_exact": bool(exact),
         })
-        rows.append((name, triple, per_inference, by_op, core, kernels, facts, exact))
+        rows.append((name, triple, features, per_inference, by_op, core, kernels, facts, exact))
     with open(os.path.join(root, "bench", "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     md = [
@@ -98,12 +98,13 @@ def main():
         "| target | model | instructions / inference | core flash | kernels flash | method state | arena | stack | bit-exact |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for name, triple, per, by_op, core, kernels, facts, exact in rows:
+    for name, triple, features, per, by_op, core, kernels, facts, exact in rows:
+        feat = "" if features == "-" else f", `--features {features}`"
         md.append(
-            f"| {name} (`{triple}`) | {results[0]['model']} | {per:,} | {core:,} B | {kernels:,} B | "
+            f"| {name} (`{triple}`{feat}) | {results[0]['model']} | {per:,} | {core:,} B | {kernels:,} B | "
             f"{facts['method_state_bytes']} B | {facts['arena_bytes']} B | {facts['stack_bytes']} B | {'yes' if exact else 'NO'} |"
         )
-    for name, triple, per, by_op, *_ in rows:
+    for name, triple, features, per, by_op, *_ in rows:
         md += ["", f"## Per-operator instructions, {name}", "", "| operator | instructions / inference | share |", "|---|---:|---:|"]
         for op, n in sorted(by_op.items(), key=lambda kv: -kv[1]):
             md.append(f"| `{op}` | {n:,} | {100.0 * n / max(per, 1):.1f} % |")

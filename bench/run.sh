@@ -36,28 +36,33 @@ fi
 gcc -shared -fPIC -O2 -Wall -I "$header" $(pkg-config --cflags glib-2.0) \
   -o "$build/libetch_count.so" "$here/qemu-plugin/etch_count.c"
 
-# target name, rust triple, qemu machine, cpu
-targets=("cortex-m3 thumbv7m-none-eabi mps2-an385 cortex-m3"
-         "cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4"
-         "cortex-m7 thumbv7em-none-eabihf mps2-an500 cortex-m7")
-[ "$ci" = "--ci" ] && targets=("cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4")
+# target name, rust triple, qemu machine, cpu, firmware features (- = none)
+targets=("cortex-m3 thumbv7m-none-eabi mps2-an385 cortex-m3 -"
+         "cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp"
+         "cortex-m7 thumbv7em-none-eabihf mps2-an500 cortex-m7 dsp")
+[ "$ci" = "--ci" ] && targets=("cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp")
 model=${ETCH_BENCH_MODEL:-dscnn_cm_m33_int8io}
 
 runs=()
 for t in "${targets[@]}"; do
-  read -r name triple machine cpu <<<"$t"
-  (cd "$here/firmware" && ETCH_BENCH_MODEL=$model cargo build -q --release --target "$triple")
-  elf=$here/firmware/target/$triple/release/etch-bench
+  read -r name triple machine cpu features <<<"$t"
+  feat=(); [ "$features" != "-" ] && feat=(--features "$features")
+  # One target dir per CPU: the same triple is built with different features.
+  (cd "$here/firmware" && ETCH_BENCH_MODEL=$model CARGO_TARGET_DIR="$here/firmware/target/$name" \
+     cargo build -q --release --target "$triple" "${feat[@]}")
+  elf=$here/firmware/target/$name/$triple/release/etch-bench
+  # ETCH_BENCH_PCPROF=1: also count per instruction address (hot loops).
+  prof=""; [ -n "${ETCH_BENCH_PCPROF:-}" ] && prof=",pcprof=$build/$name.pcprof"
   markers=0x$(arm-none-eabi-nm "$elf" | awk '/ETCH_BENCH_MARKERS/{print $1}')
   log=$build/$name.log
   counts=$build/$name.counts
   timeout 600 qemu-system-arm -M "$machine" -cpu "$cpu" -nographic \
     -semihosting-config enable=on,target=native \
-    -plugin "$build/libetch_count.so,markers=$markers,n=256,out=$counts" \
+    -plugin "$build/libetch_count.so,markers=$markers,n=256,out=$counts$prof" \
     -kernel "$elf" >"$log" 2>&1 || { echo "FAIL $name:"; cat "$log"; exit 1; }
   arm-none-eabi-nm -S --size-sort -C "$elf" >"$build/$name.nm"
   arm-none-eabi-size -A "$elf" >"$build/$name.size"
-  runs+=("$name:$triple:$model")
+  runs+=("$name:$triple:$model:$features")
   echo "ran $name ($machine)"
 done
 

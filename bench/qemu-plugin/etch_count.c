@@ -10,6 +10,8 @@
  *            $(pkg-config --cflags glib-2.0) -o libetch_count.so etch_count.c
  * Use:   qemu-system-arm ... -plugin ./libetch_count.so,markers=0x20000000,n=256,out=counts.txt
  * Output (to `out`): "total N" then "bucket K N" for every non-empty bucket.
+ * Optional `pcprof=FILE`: also writes "ADDR COUNT" (hex address) for every
+ * executed instruction address in the first 4 MiB, to find hot loops.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,13 +30,21 @@ static uint64_t counts[MAX_BUCKETS];
 static uint64_t total;
 static unsigned current;
 static char out_path[512] = "etch_counts.txt";
+static char pcprof_path[512];
+#define PCPROF_SPAN (4u << 20)
+static uint64_t *pc_counts; /* per halfword address, when pcprof is on */
 
 static void on_insn(unsigned int vcpu, void *udata)
 {
     (void)vcpu;
-    (void)udata;
     total++;
     counts[current]++;
+    if (pc_counts) {
+        uint64_t pc = (uint64_t)(uintptr_t)udata;
+        if (pc < PCPROF_SPAN) {
+            pc_counts[pc / 2]++;
+        }
+    }
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
@@ -55,7 +65,8 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     size_t n = qemu_plugin_tb_n_insns(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_insn, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        void *pc = (void *)(uintptr_t)qemu_plugin_insn_vaddr(insn);
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_insn, QEMU_PLUGIN_CB_NO_REGS, pc);
         qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, NULL);
     }
 }
@@ -75,6 +86,14 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *p)
         }
     }
     fclose(f);
+    if (pc_counts && (f = fopen(pcprof_path, "w"))) {
+        for (uint64_t a = 0; a < PCPROF_SPAN / 2; a++) {
+            if (pc_counts[a]) {
+                fprintf(f, "%" PRIx64 " %" PRIu64 "\n", a * 2, pc_counts[a]);
+            }
+        }
+        fclose(f);
+    }
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -88,6 +107,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             n_buckets = strtoull(argv[i] + 2, NULL, 0);
         } else if (strncmp(argv[i], "out=", 4) == 0) {
             snprintf(out_path, sizeof out_path, "%s", argv[i] + 4);
+        } else if (strncmp(argv[i], "pcprof=", 7) == 0) {
+            snprintf(pcprof_path, sizeof pcprof_path, "%s", argv[i] + 7);
+            pc_counts = calloc(PCPROF_SPAN / 2, sizeof *pc_counts);
+            if (!pc_counts) {
+                return -1;
+            }
         } else {
             fprintf(stderr, "etch_count: unknown argument %s\n", argv[i]);
             return -1;

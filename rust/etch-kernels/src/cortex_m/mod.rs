@@ -9,6 +9,17 @@
 use crate::error::{KernelError, KernelResult};
 use crate::ops::arith::requantize;
 
+pub mod dsp;
+mod kernels;
+mod mac;
+
+/// The multiply-accumulate implementation this build runs: `SXTB16`/`SMLAD`
+/// with the `dsp` feature (Armv7E-M, Armv8-M Mainline), plain Rust otherwise.
+#[cfg(feature = "dsp")]
+type Active = mac::Dsp;
+#[cfg(not(feature = "dsp"))]
+type Active = mac::Scalar;
+
 /// NHWC sizes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Nhwc {
@@ -92,6 +103,20 @@ pub fn conv_s8(
     shift: &[i32],
     output: &mut [i8],
 ) -> KernelResult {
+    conv_with::<Active>(g, q, input, filter, bias, mult, shift, output)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv_with<M: mac::Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
     let (i, o) = (g.input, g.output);
     let (kh, kw) = g.kernel;
     let filter_len =
@@ -108,44 +133,11 @@ pub fn conv_s8(
     {
         return Err(BAD);
     }
-    let mut dst = output.iter_mut();
-    for b in 0..o.n {
-        for oy in 0..o.h {
-            for ox in 0..o.w {
-                for c in 0..o.c {
-                    let mut acc = bias.and_then(|bv| bv.get(c).copied()).unwrap_or(0);
-                    for ky in 0..kh {
-                        let Some(y) =
-                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
-                        else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(x) =
-                                Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
-                            else {
-                                continue;
-                            };
-                            let xi = ((b * i.h + y) * i.w + x) * i.c;
-                            let wi = ((c * kh + ky) * kw + kx) * i.c;
-                            let (Some(xs), Some(ws)) =
-                                (input.get(xi..xi + i.c), filter.get(wi..wi + i.c))
-                            else {
-                                return Err(BAD);
-                            };
-                            acc = acc.wrapping_add(dot_offset(xs, ws, q.input_offset));
-                        }
-                    }
-                    let (Some(&m), Some(&s), Some(d)) = (mult.get(c), shift.get(c), dst.next())
-                    else {
-                        return Err(BAD);
-                    };
-                    *d = q.finish(acc, m, s);
-                }
-            }
-        }
+    if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
+        kernels::pointwise::<M>(g, q, input, filter, bias, mult, shift, output)
+    } else {
+        kernels::conv::<M>(g, q, input, filter, bias, mult, shift, output)
     }
-    Ok(())
 }
 
 /// `Σ (x + offset)·w`: the inner product the convolutions spend their time
@@ -173,6 +165,21 @@ pub fn depthwise_conv_s8(
     shift: &[i32],
     output: &mut [i8],
 ) -> KernelResult {
+    depthwise_with::<Active>(g, q, ch_mult, input, filter, bias, mult, shift, output)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn depthwise_with<M: mac::Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: usize,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
     let (i, o) = (g.input, g.output);
     let (kh, kw) = g.kernel;
     if ch_mult == 0
@@ -187,83 +194,7 @@ pub fn depthwise_conv_s8(
     {
         return Err(BAD);
     }
-    // Channels are processed in blocks of accumulators so the inner loop runs
-    // over contiguous weights (IHWO) and, for the common cases, contiguous
-    // inputs: depth multiplier 1 (one input channel per output) or a single
-    // input channel (DS-CNN's first layer, multiplier = C_out).
-    const BLOCK: usize = 32;
-    let mut acc = [0i32; BLOCK];
-    for b in 0..o.n {
-        for oy in 0..o.h {
-            for ox in 0..o.w {
-                let out_base = ((b * o.h + oy) * o.w + ox) * o.c;
-                let mut c0 = 0;
-                while c0 < o.c {
-                    let cn = BLOCK.min(o.c - c0);
-                    let acc = acc.get_mut(..cn).ok_or(BAD)?;
-                    for (j, a) in acc.iter_mut().enumerate() {
-                        *a = bias.and_then(|bv| bv.get(c0 + j).copied()).unwrap_or(0);
-                    }
-                    for ky in 0..kh {
-                        let Some(y) =
-                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
-                        else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(x) =
-                                Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
-                            else {
-                                continue;
-                            };
-                            let xi = ((b * i.h + y) * i.w + x) * i.c;
-                            let wi = (ky * kw + kx) * o.c + c0;
-                            let (Some(xs), Some(ws)) =
-                                (input.get(xi..xi + i.c), filter.get(wi..wi + cn))
-                            else {
-                                return Err(BAD);
-                            };
-                            if ch_mult == 1 {
-                                let xs = xs.get(c0..c0 + cn).ok_or(BAD)?;
-                                for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(ws) {
-                                    *a = a.wrapping_add(
-                                        (xv as i32)
-                                            .wrapping_add(q.input_offset)
-                                            .wrapping_mul(wv as i32),
-                                    );
-                                }
-                            } else if i.c == 1 {
-                                let xv = (xs.first().copied().unwrap_or(0) as i32)
-                                    .wrapping_add(q.input_offset);
-                                for (a, &wv) in acc.iter_mut().zip(ws) {
-                                    *a = a.wrapping_add(xv.wrapping_mul(wv as i32));
-                                }
-                            } else {
-                                for (j, (a, &wv)) in acc.iter_mut().zip(ws).enumerate() {
-                                    let xv =
-                                        xs.get((c0 + j) / ch_mult).copied().unwrap_or(0) as i32;
-                                    *a = a.wrapping_add(
-                                        xv.wrapping_add(q.input_offset).wrapping_mul(wv as i32),
-                                    );
-                                }
-                            }
-                        }
-                    }
-                    let dst = output
-                        .get_mut(out_base + c0..out_base + c0 + cn)
-                        .ok_or(BAD)?;
-                    for (j, (d, &a)) in dst.iter_mut().zip(acc.iter()).enumerate() {
-                        let (Some(&m), Some(&s)) = (mult.get(c0 + j), shift.get(c0 + j)) else {
-                            return Err(BAD);
-                        };
-                        *d = q.finish(a, m, s);
-                    }
-                    c0 += cn;
-                }
-            }
-        }
-    }
-    Ok(())
+    kernels::depthwise::<M>(g, q, ch_mult, input, filter, bias, mult, shift, output)
 }
 
 /// How `arm_fully_connected_s8` gets its per-output constant term: the
@@ -290,6 +221,31 @@ pub fn fully_connected_s8(
     shift: i32,
     output: &mut [i8],
 ) -> KernelResult {
+    fully_connected_with::<Active>(
+        q,
+        filter_offset,
+        encoding,
+        input,
+        weights,
+        out_features,
+        mult,
+        shift,
+        output,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fully_connected_with<M: mac::Mac>(
+    q: &ConvQuant,
+    filter_offset: i32,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> KernelResult {
     let in_features = weights.len().checked_div(out_features).unwrap_or(0);
     let batches = input.len().checked_div(in_features).unwrap_or(0);
     let const_len = match encoding {
@@ -304,6 +260,19 @@ pub fn fully_connected_s8(
         || const_len != out_features
     {
         return Err(BAD);
+    }
+    if filter_offset == 0 {
+        return kernels::fully_connected::<M>(
+            q,
+            encoding,
+            input,
+            weights,
+            in_features,
+            out_features,
+            mult,
+            shift,
+            output,
+        );
     }
     for b in 0..batches {
         let (Some(row), Some(out_row)) = (
@@ -347,17 +316,15 @@ pub fn fully_connected_s8(
 /// `arm_avgpool_s8`: integer mean of the in-bounds window, rounded half away
 /// from zero, clamped to `[act_min, act_max]`.
 pub fn avg_pool_s8(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> KernelResult {
-    pool(g, input, output, |vals| {
-        let (sum, count) = vals.fold((0i32, 0i32), |(s, c), v| (s + v as i32, c + 1));
-        let rounded = if sum > 0 {
-            sum + count / 2
-        } else {
-            sum - count / 2
-        };
-        rounded
-            .checked_div(count)
-            .map(|m| m.max(act.0).min(act.1) as i8)
-    })
+    let (i, o) = (g.input, g.output);
+    if i.elements() != Some(input.len())
+        || o.elements() != Some(output.len())
+        || i.n != o.n
+        || i.c != o.c
+    {
+        return Err(BAD);
+    }
+    kernels::avg_pool(g, act, input, output)
 }
 
 /// `arm_max_pool_s8`: window maximum (from -128), clamped to the range.

@@ -2,7 +2,16 @@
 //! written independently and plainly: signed i64 coordinates, explicit
 //! padding tests, i128 requantization with the rounding spelled out.
 
+use super::kernels::Requant;
+use super::mac::{Dsp, Mac, Scalar};
 use super::*;
+
+/// The multiply-accumulate implementation the build does not select: every
+/// kernel test runs both and requires identical outputs.
+#[cfg(feature = "dsp")]
+type Other = Scalar;
+#[cfg(not(feature = "dsp"))]
+type Other = Dsp;
 
 extern crate std;
 use std::{vec, vec::Vec};
@@ -86,6 +95,12 @@ fn random_case(r: &mut Rng, c_in: usize, c_out: usize) -> Case {
     let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
     let zp_out = [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32;
     let act_min = [-128, zp_out][r.range(0, 1) as usize];
+    // Now and then an offset no int8 zero point gives (the generic paths).
+    let input_offset = if r.range(0, 9) == 0 {
+        r.range(-1000, 1000) as i32
+    } else {
+        -zp_in
+    };
     Case {
         g: Window {
             input: Nhwc {
@@ -106,7 +121,7 @@ fn random_case(r: &mut Rng, c_in: usize, c_out: usize) -> Case {
             dilation: (dh, dw),
         },
         q: ConvQuant {
-            input_offset: -zp_in,
+            input_offset,
             output_offset: zp_out,
             act_min,
             act_max: 127,
@@ -141,6 +156,9 @@ fn conv_matches_reference() {
         let (mult, shift, bias) = quant_params(&mut r, c_out);
         let mut got = vec![0i8; o.elements().unwrap()];
         conv_s8(&g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got).unwrap();
+        let mut other = vec![0i8; got.len()];
+        conv_with::<Other>(&g, &q, &x, &w, Some(&bias), &mult, &shift, &mut other).unwrap();
+        assert_eq!(got, other, "scalar and dsp conv agree");
         let mut k = 0;
         for b in 0..o.n {
             for oy in 0..o.h {
@@ -201,6 +219,20 @@ fn depthwise_matches_reference() {
             &mut got,
         )
         .unwrap();
+        let mut other = vec![0i8; got.len()];
+        depthwise_with::<Other>(
+            &g,
+            &q,
+            ch_mult,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut other,
+        )
+        .unwrap();
+        assert_eq!(got, other, "scalar and dsp depthwise agree");
         let mut k = 0;
         for b in 0..o.n {
             for oy in 0..o.h {
@@ -295,6 +327,20 @@ fn fully_connected_encodings_agree_with_reference() {
         )
         .unwrap();
         assert_eq!(dsp, mve, "both encodings give the same result");
+        let mut other = vec![0i8; batches * outf];
+        fully_connected_with::<Other>(
+            &q,
+            0,
+            FcEncoding::Bias(Some(&bias)),
+            &x,
+            &w,
+            outf,
+            mult,
+            shift,
+            &mut other,
+        )
+        .unwrap();
+        assert_eq!(dsp, other, "scalar and dsp fully connected agree");
         for b in 0..batches {
             for o in 0..outf {
                 let acc: i64 = bias[o] as i64
@@ -429,4 +475,272 @@ fn mismatched_lengths_are_errors_not_panics() {
         &mut [0; 3],
     );
     assert_eq!(e, Err(KernelError::InvalidArgument));
+}
+
+#[test]
+fn fast_requantize_equals_reference_everywhere() {
+    let mut r = Rng(0x4e9);
+    let mut shifts: Vec<i32> = (-31..=30).collect();
+    shifts.extend([i32::MIN, -32, -40, 31, 32, 40, i32::MAX]);
+    let special = [
+        i32::MIN,
+        i32::MIN + 1,
+        -1,
+        0,
+        1,
+        i32::MAX,
+        1 << 30,
+        -(1 << 30),
+    ];
+    for &shift in &shifts {
+        let mut mults: Vec<i32> = special.to_vec();
+        mults.extend((0..8).map(|_| r.range(1 << 30, i32::MAX as i64) as i32));
+        mults.extend((0..4).map(|_| r.next() as i32));
+        for &m in &mults {
+            let q = Requant::new(m, shift);
+            let mut accs: Vec<i32> = special.to_vec();
+            accs.extend((0..60).map(|_| r.next() as i32));
+            accs.extend((0..60).map(|_| r.range(-70_000, 70_000) as i32));
+            // Rounding ties of the final shift: (2k + 1)·2^(r-1) for small k.
+            let rsh = (-(shift as i64)).clamp(0, 31) as u32;
+            if rsh > 0 {
+                for k in -3i64..3 {
+                    let tie = ((2 * k + 1) << (rsh - 1)) << 31;
+                    accs.push((tie / m.max(1) as i64) as i32);
+                }
+            }
+            for &acc in &accs {
+                assert_eq!(
+                    q.apply(acc),
+                    crate::ops::arith::requantize(acc, m, shift),
+                    "acc {acc} mult {m} shift {shift}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn dsp_instructions_follow_the_arm_arm() {
+    use super::dsp::*;
+    assert_eq!(sxtb16(0x80_7f_01_ff), 0x007f_ffff);
+    assert_eq!(sxtb16_ror8(0x80_7f_01_ff), 0xff80_0001);
+    assert_eq!(word(&[-1, 1, 127, -128]), 0x807f_01ff);
+    // (-32768)² + (-32768)² + i32::MAX wraps modulo 2^32.
+    let m = 0x8000_8000;
+    assert_eq!(smlad(m, m, i32::MAX), i32::MAX.wrapping_add(1 << 31));
+    assert_eq!(smlad(pack16(3, -2), pack16(-5, 7), 100), 100 - 15 - 14);
+    let (a, b) = (pack16(-3, 5), pack16(7, -11));
+    assert_eq!(smlabb(a, b, 1), 1 - 21);
+    assert_eq!(smlabt(a, b, 1), 1 + 33);
+    assert_eq!(smlatb(a, b, 1), 1 + 35);
+    assert_eq!(smlatt(a, b, 1), 1 - 55);
+}
+
+fn naive(x: &[i8], w: &[i8]) -> i32 {
+    x.iter().zip(w).map(|(&a, &b)| a as i32 * b as i32).sum()
+}
+
+#[test]
+fn dsp_and_scalar_building_blocks_agree() {
+    let mut r = Rng(0xab);
+    for n in 0..=37 {
+        for _ in 0..20 {
+            let (x0, x1, w0, w1) = (r.i8s(n), r.i8s(n), r.i8s(n), r.i8s(n));
+            let want = [
+                naive(&x0, &w0),
+                naive(&x0, &w1),
+                naive(&x1, &w0),
+                naive(&x1, &w1),
+            ];
+            assert_eq!(Scalar::dot_2x2(&x0, &x1, &w0, &w1), want);
+            assert_eq!(Dsp::dot_2x2(&x0, &x1, &w0, &w1), want);
+            assert_eq!(Scalar::dot_1x2(&x0, &w0, &w1), [want[0], want[1]]);
+            assert_eq!(Dsp::dot_1x2(&x0, &w0, &w1), [want[0], want[1]]);
+        }
+    }
+    let mut r = Rng(0xcd);
+    for _ in 0..2000 {
+        let acc: Vec<i32> = (0..8).map(|_| r.next() as i32).collect();
+        let (x, w) = (r.i8s(4), r.i8s(4));
+        let (x4, w4): (&[i8; 4], &[i8; 4]) = (x[..].try_into().unwrap(), w[..].try_into().unwrap());
+        let a4: [i32; 4] = acc[..4].try_into().unwrap();
+        let want: Vec<i32> = (0..4)
+            .map(|j| a4[j].wrapping_add(x[j] as i32 * w[j] as i32))
+            .collect();
+        assert_eq!(Scalar::mul4(a4, x4, w4).to_vec(), want);
+        assert_eq!(Dsp::mul4(a4, x4, w4).to_vec(), want);
+        let (p0, p1) = (r.range(-255, 255) as i32, r.range(-255, 255) as i32);
+        let xs = super::dsp::pack16(p0, p1);
+        let a8: [i32; 8] = acc[..].try_into().unwrap();
+        let want: Vec<i32> = (0..8)
+            .map(|k| a8[k].wrapping_add([p0, p1][k / 4] * w[k % 4] as i32))
+            .collect();
+        assert_eq!(Scalar::bcast_2x4(a8, xs, w4).to_vec(), want);
+        assert_eq!(Dsp::bcast_2x4(a8, xs, w4).to_vec(), want);
+    }
+}
+
+/// Plain i64 convolution over OHWI (conv) or IHWO (depthwise) weights.
+#[allow(clippy::too_many_arguments)]
+fn ref_conv(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: Option<usize>,
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    mult: &[i32],
+    shift: &[i32],
+) -> Vec<i8> {
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let mut out = vec![];
+    for b in 0..o.n {
+        for oy in 0..o.h {
+            for ox in 0..o.w {
+                for c in 0..o.c {
+                    let mut acc = bias[c] as i64;
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            let (Some(y), Some(xx)) = (
+                                ref_pos(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
+                                ref_pos(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
+                            ) else {
+                                continue;
+                            };
+                            let px = ((b * i.h + y) * i.w + xx) * i.c;
+                            match ch_mult {
+                                Some(m) => {
+                                    acc += (x[px + c / m] as i64 + q.input_offset as i64)
+                                        * w[(ky * kw + kx) * o.c + c] as i64
+                                }
+                                None => {
+                                    for ic in 0..i.c {
+                                        acc += (x[px + ic] as i64 + q.input_offset as i64)
+                                            * w[((c * kh + ky) * kw + kx) * i.c + ic] as i64;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    out.push(clamp8(
+                        ref_requantize(acc as i32, mult[c], shift[c]) + q.output_offset as i64,
+                        q.act_min,
+                        q.act_max,
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn geometry(
+    input: (usize, usize, usize),
+    c_out: usize,
+    k: (usize, usize),
+    s: (usize, usize),
+    p: (usize, usize),
+) -> Window {
+    Window {
+        input: Nhwc {
+            n: 1,
+            h: input.0,
+            w: input.1,
+            c: input.2,
+        },
+        output: Nhwc {
+            n: 1,
+            h: out_size(input.0, k.0, s.0, p.0, 1),
+            w: out_size(input.1, k.1, s.1, p.1, 1),
+            c: c_out,
+        },
+        kernel: k,
+        stride: s,
+        padding: p,
+        dilation: (1, 1),
+    }
+}
+
+/// The DS-CNN shapes and their neighbours: pointwise 1×1 with odd pixel and
+/// channel counts, 3×3 depthwise with channel tails, and the first layer (one
+/// input channel, 10×4 kernel, stride 2, padding (5, 1), multiplier 64),
+/// with extreme zero points and shifts.
+#[test]
+fn dscnn_shapes_match_reference_on_both_paths() {
+    let mut r = Rng(0xd5c);
+    let shapes: &[(Window, Option<usize>)] = &[
+        (geometry((25, 5, 64), 64, (1, 1), (1, 1), (0, 0)), None),
+        (geometry((5, 3, 7), 5, (1, 1), (1, 1), (0, 0)), None),
+        (geometry((3, 3, 13), 3, (1, 1), (1, 1), (0, 0)), None),
+        (geometry((25, 5, 64), 64, (3, 3), (1, 1), (1, 1)), Some(1)),
+        (geometry((6, 5, 9), 9, (3, 3), (2, 1), (1, 1)), Some(1)),
+        (geometry((49, 10, 1), 64, (10, 4), (2, 2), (5, 1)), Some(64)),
+        (geometry((9, 7, 1), 6, (3, 4), (2, 1), (1, 2)), Some(6)),
+    ];
+    for (g, ch_mult) in shapes {
+        for &(zp_in, shift_lo, shift_hi) in
+            &[(-128, -31, -20), (127, -12, 0), (0, 0, 3), (-7, -9, -1)]
+        {
+            let q = ConvQuant {
+                input_offset: -zp_in,
+                output_offset: [-128, 127, -44][r.range(0, 2) as usize],
+                act_min: -128,
+                act_max: 127,
+            };
+            let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+            let x = r.i8s(i.elements().unwrap());
+            let wlen = if ch_mult.is_some() {
+                kh * kw * o.c
+            } else {
+                o.c * kh * kw * i.c
+            };
+            let w = r.i8s(wlen);
+            let mult: Vec<i32> = (0..o.c)
+                .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+                .collect();
+            let shift: Vec<i32> = (0..o.c)
+                .map(|_| r.range(shift_lo, shift_hi) as i32)
+                .collect();
+            let bias: Vec<i32> = (0..o.c)
+                .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+                .collect();
+            let want = ref_conv(g, &q, *ch_mult, &x, &w, &bias, &mult, &shift);
+            for dsp in [false, true] {
+                let mut got = vec![0i8; o.elements().unwrap()];
+                let res = match (ch_mult, dsp) {
+                    (None, false) => {
+                        conv_with::<Scalar>(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got)
+                    }
+                    (None, true) => {
+                        conv_with::<Dsp>(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got)
+                    }
+                    (Some(m), false) => depthwise_with::<Scalar>(
+                        g,
+                        &q,
+                        *m,
+                        &x,
+                        &w,
+                        Some(&bias),
+                        &mult,
+                        &shift,
+                        &mut got,
+                    ),
+                    (Some(m), true) => depthwise_with::<Dsp>(
+                        g,
+                        &q,
+                        *m,
+                        &x,
+                        &w,
+                        Some(&bias),
+                        &mult,
+                        &shift,
+                        &mut got,
+                    ),
+                };
+                res.unwrap();
+                assert_eq!(got, want, "{g:?} mult {ch_mult:?} zp {zp_in} dsp {dsp}");
+            }
+        }
+    }
 }

@@ -1,0 +1,150 @@
+//! The Armv7E-M / Armv8-M Mainline DSP instructions the int8 inner loops use.
+//!
+//! LLVM never emits `SXTB16`/`SMLAD` by itself and stable Rust has no ARM DSP
+//! intrinsics, so on Arm with the `dsp` feature each one is a single stable
+//! `asm!` instruction. Everywhere else (host tests, Cortex-M0/M3 builds that
+//! never select this path) the same functions are emulated in plain Rust from
+//! the Arm ARM pseudocode, so the DSP code paths run and are tested on the
+//! host bit for bit.
+//!
+//! Words are little-endian: byte `k` of a word is bits `8k..8k+8`, as an
+//! `ldr` of four int8 values on a Cortex-M sees them.
+
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+mod imp {
+    use core::arch::asm;
+
+    /// `SXTB16 r, x`: bytes 0 and 2 sign-extended into the two halfwords.
+    #[inline(always)]
+    pub fn sxtb16(x: u32) -> u32 {
+        let r: u32;
+        // SAFETY: a register-to-register instruction: reads `x`, writes `r`,
+        // touches no memory, stack or flags.
+        unsafe {
+            core::arch::asm!("sxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    /// `SXTB16 r, x, ROR #8`: bytes 1 and 3 sign-extended into the halfwords.
+    #[inline(always)]
+    pub fn sxtb16_ror8(x: u32) -> u32 {
+        let r: u32;
+        // SAFETY: as `sxtb16`: registers only, no memory, stack or flags.
+        unsafe {
+            asm!("sxtb16 {r}, {x}, ror #8", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    /// `SMLAD r, a, b, acc`: `acc + a.lo·b.lo + a.hi·b.hi` (signed halfwords),
+    /// modulo 2^32.
+    #[inline(always)]
+    pub fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+        let r: i32;
+        // SAFETY: registers only, no memory or stack. It may set the sticky
+        // Q flag on overflow, so flags are not declared preserved; nothing
+        // here reads Q.
+        unsafe {
+            asm!("smlad {r}, {a}, {b}, {acc}", r = lateout(reg) r, a = in(reg) a,
+                b = in(reg) b, acc = in(reg) acc, options(pure, nomem, nostack));
+        }
+        r
+    }
+
+    macro_rules! smla_xy {
+        ($name:ident, $insn:literal) => {
+            /// `SMLA<x><y> r, a, b, acc`: `acc + a.x·b.y` (signed halfwords;
+            /// B = bottom, T = top), modulo 2^32.
+            #[inline(always)]
+            pub fn $name(a: u32, b: u32, acc: i32) -> i32 {
+                let r: i32;
+                // SAFETY: registers only, no memory or stack; may set the
+                // sticky Q flag (flags not declared preserved, Q never read).
+                unsafe {
+                    asm!(concat!($insn, " {r}, {a}, {b}, {acc}"), r = lateout(reg) r,
+                        a = in(reg) a, b = in(reg) b, acc = in(reg) acc,
+                        options(pure, nomem, nostack));
+                }
+                r
+            }
+        };
+    }
+    smla_xy!(smlabb, "smlabb");
+    smla_xy!(smlabt, "smlabt");
+    smla_xy!(smlatb, "smlatb");
+    smla_xy!(smlatt, "smlatt");
+}
+
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+mod imp {
+    #[inline(always)]
+    fn lo(x: u32) -> i32 {
+        x as u16 as i16 as i32
+    }
+    #[inline(always)]
+    fn hi(x: u32) -> i32 {
+        (x >> 16) as u16 as i16 as i32
+    }
+    #[inline(always)]
+    fn byte(x: u32, k: u32) -> u32 {
+        (x >> (8 * k)) as u8 as i8 as i16 as u16 as u32
+    }
+
+    /// `SXTB16 r, x`: bytes 0 and 2 sign-extended into the two halfwords.
+    #[inline(always)]
+    pub fn sxtb16(x: u32) -> u32 {
+        byte(x, 0) | (byte(x, 2) << 16)
+    }
+
+    /// `SXTB16 r, x, ROR #8`: bytes 1 and 3 sign-extended into the halfwords.
+    #[inline(always)]
+    pub fn sxtb16_ror8(x: u32) -> u32 {
+        sxtb16(x.rotate_right(8))
+    }
+
+    /// `SMLAD`: `acc + a.lo·b.lo + a.hi·b.hi` modulo 2^32 (the Arm ARM sums
+    /// exactly, then keeps the low 32 bits).
+    #[inline(always)]
+    pub fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(lo(a) * lo(b)).wrapping_add(hi(a) * hi(b))
+    }
+
+    /// `SMLABB`: `acc + a.bottom·b.bottom`.
+    #[inline(always)]
+    pub fn smlabb(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(lo(a) * lo(b))
+    }
+    /// `SMLABT`: `acc + a.bottom·b.top`.
+    #[inline(always)]
+    pub fn smlabt(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(lo(a) * hi(b))
+    }
+    /// `SMLATB`: `acc + a.top·b.bottom`.
+    #[inline(always)]
+    pub fn smlatb(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(hi(a) * lo(b))
+    }
+    /// `SMLATT`: `acc + a.top·b.top`.
+    #[inline(always)]
+    pub fn smlatt(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(hi(a) * hi(b))
+    }
+}
+
+pub use imp::*;
+
+/// Four int8 values as the little-endian word an `ldr` loads (one
+/// unaligned load on Armv7-M and later).
+#[inline(always)]
+pub fn word(b: &[i8; 4]) -> u32 {
+    u32::from_le_bytes([b[0] as u8, b[1] as u8, b[2] as u8, b[3] as u8])
+}
+
+/// Two int16 lanes in one word: `lo` in bits 0..16, `hi` in 16..32.
+#[inline(always)]
+pub fn pack16(lo: i32, hi: i32) -> u32 {
+    (lo as u16 as u32) | ((hi as u32) << 16)
+}

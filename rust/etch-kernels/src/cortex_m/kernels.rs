@@ -1,0 +1,734 @@
+//! Fast loop structures of the CMSIS-NN functions, generic over the
+//! multiply-accumulate implementation ([`Mac`]): `Scalar` or `Dsp`. The
+//! public functions in `super` validate the geometry and pick the
+//! implementation the build selects; tests run both against the reference.
+//!
+//! Arithmetic: CMSIS-NN sums `(x + input_offset)·w` over in-bounds taps in
+//! wrapping 32-bit integers. Modulo 2^32 that equals
+//! `Σ x·w + input_offset·Σ w` over the same taps, so the inner loops
+//! multiply raw int8 values and the offset term is added once per output
+//! (per-channel weight sums computed once per call; border pixels, where
+//! some taps fall into the padding, sum only their in-bounds weights).
+
+use super::mac::{pair, Mac};
+use super::{ConvQuant, FcEncoding, Window, BAD};
+use crate::error::KernelResult;
+use crate::ops::arith::requantize;
+
+/// `arm_nn_requantize` for one channel with the shift decoded once:
+/// `x = acc << left; h = (x·mult + 2^30) >> 31`, then a rounding shift
+/// right by `r` with ties away from zero.
+///
+/// For `r ≥ 1` the two roundings collapse into one 64-bit step (nested
+/// floor divisions): `floor((P + 2^(30+r) − [h<0]·2^31) / 2^(31+r))` with
+/// `P = x·mult + 2^30` and `[h<0] = [P<0]`, i.e. the high word of that sum
+/// shifted right by `r − 1`. With `mult ≥ 0`, `[x<0]` may stand in for
+/// `[P<0]`: they differ only when `0 ≤ P ≤ 2^30`, where both give 0. So the
+/// step is two multiply-accumulates and a shift. Negative multipliers take
+/// the reference path.
+#[derive(Clone, Copy)]
+pub(crate) struct Requant {
+    mult: i32,
+    shift: i32,
+    left: u32,
+    right: u32,
+    /// `2^30 + 2^(30+r)`.
+    k: i64,
+    slow: bool,
+}
+
+impl Requant {
+    #[inline]
+    pub(crate) fn new(mult: i32, shift: i32) -> Self {
+        let left = if shift > 0 { shift as u32 } else { 0 };
+        let right = if shift > 0 {
+            0
+        } else {
+            (shift.wrapping_neg() as u32).min(31)
+        };
+        Requant {
+            mult,
+            shift,
+            left,
+            right,
+            k: (1i64 << 30) + (1i64 << (30 + right)),
+            slow: mult < 0 && right > 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn apply(&self, acc: i32) -> i32 {
+        let x = acc.wrapping_shl(self.left);
+        if self.right == 0 {
+            return (((x as i64) * (self.mult as i64) + (1 << 30)) >> 31) as i32;
+        }
+        if self.slow {
+            return requantize_cold(acc, self.mult, self.shift);
+        }
+        let neg = (x as u32 >> 31) as i64;
+        let p = (x as i64) * (self.mult as i64) + self.k + neg * (i32::MIN as i64);
+        ((p >> 32) as i32).wrapping_shr(self.right - 1)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn requantize_cold(acc: i32, mult: i32, shift: i32) -> i32 {
+    requantize(acc, mult, shift)
+}
+
+impl ConvQuant {
+    /// [`ConvQuant::finish`] with a decoded [`Requant`].
+    #[inline(always)]
+    fn out(&self, acc: i32, r: &Requant) -> i8 {
+        let v = r.apply(acc).wrapping_add(self.output_offset);
+        v.max(self.act_min).min(self.act_max) as i8
+    }
+}
+
+#[inline(always)]
+fn wsum(w: &[i8]) -> i32 {
+    w.iter().fold(0i32, |a, &v| a.wrapping_add(v as i32))
+}
+
+#[inline(always)]
+fn put(output: &mut [i8], i: usize, v: i8) -> KernelResult {
+    *output.get_mut(i).ok_or(BAD)? = v;
+    Ok(())
+}
+
+#[inline(always)]
+fn row(s: &[i8], i: usize, len: usize) -> Result<&[i8], crate::error::KernelError> {
+    s.get(i..i.wrapping_add(len)).ok_or(BAD)
+}
+
+#[inline(always)]
+fn four(s: &[i8], i: usize) -> Result<&[i8; 4], crate::error::KernelError> {
+    s.get(i..i.wrapping_add(4))
+        .and_then(|v| v.try_into().ok())
+        .ok_or(BAD)
+}
+
+/// Four int8 values at `p`, any alignment.
+///
+/// # Safety
+/// `p .. p + 4` must lie inside one live `[i8]` borrowed for `'a`.
+#[inline(always)]
+unsafe fn at4<'a>(p: *const i8) -> &'a [i8; 4] {
+    // SAFETY: the caller guarantees the four bytes are in bounds of a live
+    // slice; `[i8; 4]` has alignment 1.
+    unsafe { &*(p as *const [i8; 4]) }
+}
+
+/// Bias (or 0) plus `offset·Σw` for one output channel.
+#[inline(always)]
+fn init(bias: Option<&[i32]>, c: usize, offset: i32, w: &[i8]) -> i32 {
+    bias.and_then(|b| b.get(c).copied())
+        .unwrap_or(0)
+        .wrapping_add(offset.wrapping_mul(wsum(w)))
+}
+
+/// Valid tap range `[lo, hi)` of output `o` along one axis (taps are
+/// contiguous: position `o·stride + k·dil − pad` increases with `k`).
+#[inline(always)]
+fn taps(o: usize, k: usize, stride: usize, pad: usize, dil: usize, size: usize) -> (usize, usize) {
+    let mut lo = 0;
+    while lo < k && Window::tap(o, lo, stride, pad, dil, size).is_none() {
+        lo += 1;
+    }
+    let mut hi = lo;
+    while hi < k && Window::tap(o, hi, stride, pad, dil, size).is_some() {
+        hi += 1;
+    }
+    (lo, hi)
+}
+
+/// 1×1 convolution, stride 1, no padding: a matrix product of pixels ×
+/// input channels by output channels × input channels, in blocks of two
+/// pixels × two output channels (four accumulators in registers).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pointwise<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (cin, cout) = (g.input.c, g.output.c);
+    let pixels = g.output.n * g.output.h * g.output.w;
+    let off = q.input_offset;
+    let mut oc = 0;
+    while oc < cout {
+        // An odd last channel runs as a pair with itself; its twin is dropped.
+        let oc1 = if oc + 1 < cout { oc + 1 } else { oc };
+        let (w0, w1) = (row(filter, oc * cin, cin)?, row(filter, oc1 * cin, cin)?);
+        let (b0, b1) = (init(bias, oc, off, w0), init(bias, oc1, off, w1));
+        let r0 = Requant::new(*mult.get(oc).ok_or(BAD)?, *shift.get(oc).ok_or(BAD)?);
+        let r1 = Requant::new(*mult.get(oc1).ok_or(BAD)?, *shift.get(oc1).ok_or(BAD)?);
+        let mut p = 0;
+        while p + 1 < pixels {
+            let x0 = row(input, p * cin, cin)?;
+            let x1 = row(input, (p + 1) * cin, cin)?;
+            let [a, b, c, d] = M::dot_2x2(x0, x1, w0, w1);
+            let o = p * cout + oc;
+            put(output, o, q.out(b0.wrapping_add(a), &r0))?;
+            put(output, o + cout, q.out(b0.wrapping_add(c), &r0))?;
+            if oc1 != oc {
+                put(output, o + 1, q.out(b1.wrapping_add(b), &r1))?;
+                put(output, o + cout + 1, q.out(b1.wrapping_add(d), &r1))?;
+            }
+            p += 2;
+        }
+        if p < pixels {
+            let [a, b] = M::dot_1x2(row(input, p * cin, cin)?, w0, w1);
+            let o = p * cout + oc;
+            put(output, o, q.out(b0.wrapping_add(a), &r0))?;
+            if oc1 != oc {
+                put(output, o + 1, q.out(b1.wrapping_add(b), &r1))?;
+            }
+        }
+        oc += 2;
+    }
+    Ok(())
+}
+
+/// Any convolution: two output channels per pass; per output pixel and
+/// in-bounds kernel row, one dot product over the contiguous run of
+/// in-bounds taps × input channels (the same run in OHWI weights), or per
+/// tap when dilated.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let (cin, cout) = (i.c, o.c);
+    let wlen = kh * kw * cin;
+    let off = q.input_offset;
+    let mut oc = 0;
+    while oc < cout {
+        let oc1 = if oc + 1 < cout { oc + 1 } else { oc };
+        let (w0, w1) = (
+            row(filter, oc * wlen, wlen)?,
+            row(filter, oc1 * wlen, wlen)?,
+        );
+        let bias0 = bias.and_then(|b| b.get(oc).copied()).unwrap_or(0);
+        let bias1 = bias.and_then(|b| b.get(oc1).copied()).unwrap_or(0);
+        let (full0, full1) = (wsum(w0), wsum(w1));
+        let r0 = Requant::new(*mult.get(oc).ok_or(BAD)?, *shift.get(oc).ok_or(BAD)?);
+        let r1 = Requant::new(*mult.get(oc1).ok_or(BAD)?, *shift.get(oc1).ok_or(BAD)?);
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for ox in 0..o.w {
+                    let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let border = ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw;
+                    let (mut a0, mut a1, mut s0, mut s1) = (0i32, 0i32, 0i32, 0i32);
+                    for ky in ky0..ky1 {
+                        let y = oy * g.stride.0 + ky * g.dilation.0 - g.padding.0;
+                        let x_at = |kx: usize| {
+                            let xx = ox * g.stride.1 + kx * g.dilation.1 - g.padding.1;
+                            ((b * i.h + y) * i.w + xx) * cin
+                        };
+                        // One run of contiguous taps, or one tap at a time.
+                        let (runs, run_len) = if g.dilation.1 == 1 {
+                            (usize::from(kx1 > kx0), (kx1 - kx0) * cin)
+                        } else {
+                            (kx1 - kx0, cin)
+                        };
+                        for r in 0..runs {
+                            let kx = kx0 + r;
+                            let xs = row(input, x_at(kx), run_len)?;
+                            let wi = (ky * kw + kx) * cin;
+                            let (ws0, ws1) = (row(w0, wi, run_len)?, row(w1, wi, run_len)?);
+                            let [d0, d1] = M::dot_1x2(xs, ws0, ws1);
+                            a0 = a0.wrapping_add(d0);
+                            a1 = a1.wrapping_add(d1);
+                            if border {
+                                s0 = s0.wrapping_add(wsum(ws0));
+                                s1 = s1.wrapping_add(wsum(ws1));
+                            }
+                        }
+                    }
+                    if !border {
+                        (s0, s1) = (full0, full1);
+                    }
+                    let a0 = bias0.wrapping_add(off.wrapping_mul(s0)).wrapping_add(a0);
+                    let a1 = bias1.wrapping_add(off.wrapping_mul(s1)).wrapping_add(a1);
+                    let oi = ((b * o.h + oy) * o.w + ox) * cout + oc;
+                    put(output, oi, q.out(a0, &r0))?;
+                    if oc1 != oc {
+                        put(output, oi + 1, q.out(a1, &r1))?;
+                    }
+                }
+            }
+        }
+        oc += 2;
+    }
+    Ok(())
+}
+
+/// Output channels handled per pass of the depthwise kernels (their weight
+/// sums and requantization parameters live on the stack).
+const CHUNK: usize = 64;
+/// Most kernel taps the single-input-channel depthwise path gathers.
+const MAX_TAPS: usize = 64;
+
+/// Per-chunk constants: `bias + offset·Σ_taps w` and decoded requantization.
+#[allow(clippy::too_many_arguments)]
+fn chunk_consts(
+    c0: usize,
+    cn: usize,
+    cout: usize,
+    off: i32,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    full: &mut [i32; CHUNK],
+    req: &mut [Requant; CHUNK],
+) -> KernelResult {
+    for j in 0..cn {
+        let c = c0 + j;
+        // Σ over taps of w[tap, c] (IHWO: stride C_out).
+        let (mut s, mut k) = (0i32, c);
+        while let Some(&v) = filter.get(k) {
+            s = s.wrapping_add(v as i32);
+            k += cout.max(1);
+        }
+        let (Some(f), Some(r)) = (full.get_mut(j), req.get_mut(j)) else {
+            return Err(BAD);
+        };
+        *f = bias
+            .and_then(|b| b.get(c).copied())
+            .unwrap_or(0)
+            .wrapping_add(off.wrapping_mul(s));
+        *r = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+    }
+    Ok(())
+}
+
+/// Four lanes of `s` from `i`, zero-filled past `n` lanes (block tails).
+#[inline(always)]
+fn lanes(s: &[i8], i: usize, n: usize) -> Result<[i8; 4], crate::error::KernelError> {
+    if n >= 4 {
+        return four(s, i).copied();
+    }
+    let mut v = [0i8; 4];
+    for (j, d) in v.iter_mut().enumerate().take(n) {
+        *d = *s.get(i + j).ok_or(BAD)?;
+    }
+    Ok(v)
+}
+
+/// `arm_depthwise_conv_s8`: per output pixel, blocks of four channels in
+/// registers over the in-bounds taps (channel-contiguous NHWC inputs and
+/// IHWO weights).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn depthwise<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: usize,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let zp = q.input_offset.wrapping_neg();
+    if i.c == 1 && kh * kw <= MAX_TAPS && (-128..=127).contains(&zp) {
+        return depthwise_single_input::<M>(g, q, input, filter, bias, mult, shift, output);
+    }
+    if ch_mult == 1 && (-128..=127).contains(&zp) {
+        return depthwise_mult1::<M>(g, q, input, filter, bias, mult, shift, output);
+    }
+    let (cin, cout) = (i.c, o.c);
+    let off = q.input_offset;
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut c0 = 0;
+    while c0 < cout {
+        let cn = CHUNK.min(cout - c0);
+        chunk_consts(
+            c0, cn, cout, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for ox in 0..o.w {
+                    let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let border = ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw;
+                    let out_base = ((b * o.h + oy) * o.w + ox) * cout;
+                    let mut j = 0;
+                    while j < cn {
+                        let n = 4.min(cn - j);
+                        let c = c0 + j;
+                        let mut acc = [0i32; 4];
+                        let mut ws = [0i32; 4];
+                        for ky in ky0..ky1 {
+                            let y = oy * g.stride.0 + ky * g.dilation.0 - g.padding.0;
+                            let mut xx =
+                                (ox * g.stride.1 + kx0 * g.dilation.1).wrapping_sub(g.padding.1);
+                            let mut wi = (ky * kw + kx0) * cout + c;
+                            for _ in kx0..kx1 {
+                                let xi = ((b * i.h + y) * i.w + xx) * cin;
+                                let w4 = lanes(filter, wi, n)?;
+                                let x4 = if ch_mult == 1 {
+                                    lanes(input, xi + c, n)?
+                                } else {
+                                    let mut v = [0i8; 4];
+                                    for (l, d) in v.iter_mut().enumerate().take(n) {
+                                        let ic = (c + l).checked_div(ch_mult).ok_or(BAD)?;
+                                        *d = *input.get(xi + ic).ok_or(BAD)?;
+                                    }
+                                    v
+                                };
+                                acc = M::mul4(acc, &x4, &w4);
+                                if border {
+                                    for (s, &w) in ws.iter_mut().zip(&w4) {
+                                        *s = s.wrapping_add(w as i32);
+                                    }
+                                }
+                                xx += g.dilation.1;
+                                wi += cout;
+                            }
+                        }
+                        for l in 0..n {
+                            let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
+                                return Err(BAD);
+                            };
+                            // Border pixels: bias + offset·(in-bounds weights only).
+                            let base = if border {
+                                bias.and_then(|b| b.get(c + l).copied())
+                                    .unwrap_or(0)
+                                    .wrapping_add(off.wrapping_mul(ws[l]))
+                            } else {
+                                f
+                            };
+                            put(
+                                output,
+                                out_base + c + l,
+                                q.out(base.wrapping_add(acc[l]), r),
+                            )?;
+                        }
+                        j += 4;
+                    }
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// Depthwise with depth multiplier 1: output channel `c` reads input
+/// channel `c`, so four adjacent channels are one word of the input and one
+/// word of the weights per tap. Padding taps read the input zero point
+/// (offset-corrected 0), so every pixel runs the same full tap loop.
+#[allow(clippy::too_many_arguments)]
+fn depthwise_mult1<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let ch = o.c;
+    let off = q.input_offset;
+    let zp = off.wrapping_neg() as i8;
+    let zpw = [zp; 4];
+    let (xstep, ystep) = (g.dilation.1 * ch, g.dilation.0 * i.w * ch);
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut c0 = 0;
+    while c0 < ch {
+        let cn = CHUNK.min(ch - c0);
+        chunk_consts(
+            c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for ox in 0..o.w {
+                    let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let interior = ky0 == 0 && ky1 == kh && kx0 == 0 && kx1 == kw;
+                    // First tap's position (meaningful when interior).
+                    let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);
+                    let x0 = (ox * g.stride.1).wrapping_sub(g.padding.1);
+                    let out_base = ((b * o.h + oy) * o.w + ox) * ch;
+                    let mut j = 0;
+                    while j < cn {
+                        let n = 4.min(cn - j);
+                        let c = c0 + j;
+                        let mut acc = [0i32; 4];
+                        if n == 4 && interior {
+                            // Every tap is inside: the input index of tap
+                            // (ky, kx) is at most ((b·H + H−1)·W + W−1)·C + c,
+                            // and c + 4 ≤ C, so `x0 + …` stays inside
+                            // `input` (length N·H·W·C, checked by the caller);
+                            // likewise weight index (kh·kw − 1)·C + c + 4 ≤
+                            // kh·kw·C = filter.len().
+                            let x0 = ((b * i.h + y0) * i.w + x0) * ch + c;
+                            let (xp, wp) = (input.as_ptr(), filter.as_ptr());
+                            let mut wi = c;
+                            for ky in 0..kh {
+                                let mut xi = x0 + ky * ystep;
+                                for _ in 0..kw {
+                                    // SAFETY: in bounds as shown above.
+                                    let (x4, w4) = unsafe { (at4(xp.add(xi)), at4(wp.add(wi))) };
+                                    acc = M::mul4(acc, x4, w4);
+                                    xi += xstep;
+                                    wi += ch;
+                                }
+                            }
+                        } else {
+                            let mut wi = c;
+                            for ky in 0..kh {
+                                let y =
+                                    (oy * g.stride.0 + ky * g.dilation.0).wrapping_sub(g.padding.0);
+                                let row_base = (b * i.h).wrapping_add(y).wrapping_mul(i.w);
+                                for kx in 0..kw {
+                                    let xx = (ox * g.stride.1 + kx * g.dilation.1)
+                                        .wrapping_sub(g.padding.1);
+                                    let inside = y < i.h && xx < i.w;
+                                    let x4 = if inside {
+                                        lanes(input, (row_base + xx) * ch + c, n)?
+                                    } else {
+                                        zpw
+                                    };
+                                    acc = M::mul4(acc, &x4, &lanes(filter, wi, n)?);
+                                    wi += ch;
+                                }
+                            }
+                        }
+                        for (l, &a) in acc.iter().enumerate().take(n) {
+                            let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
+                                return Err(BAD);
+                            };
+                            put(output, out_base + c + l, q.out(f.wrapping_add(a), r))?;
+                        }
+                        j += 4;
+                    }
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// Depthwise with one input channel (DS-CNN's first layer: a plain conv
+/// with `C_out` filters exported with depth multiplier `C_out`). Two pixels
+/// at a time: their window values are gathered once, padding taps filled
+/// with the input zero point (whose offset-corrected value is 0, so they
+/// add nothing), then every four-channel block runs all taps with eight
+/// accumulators.
+#[allow(clippy::too_many_arguments)]
+fn depthwise_single_input<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let ntaps = kh * kw;
+    let cout = o.c;
+    let off = q.input_offset;
+    let zp = off.wrapping_neg() as i8;
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut xs = [0u32; MAX_TAPS];
+    let gather = |b: usize, oy: usize, ox: usize, ky: usize, kx: usize| -> i8 {
+        match (
+            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
+            Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
+        ) {
+            (Some(y), Some(x)) => input.get((b * i.h + y) * i.w + x).copied().unwrap_or(zp),
+            _ => zp,
+        }
+    };
+    let mut c0 = 0;
+    while c0 < cout {
+        let cn = CHUNK.min(cout - c0);
+        chunk_consts(
+            c0, cn, cout, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let mut ox = 0;
+                while ox < o.w {
+                    let two = ox + 1 < o.w;
+                    let ox1 = if two { ox + 1 } else { ox };
+                    let mut t = 0;
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            let x = xs.get_mut(t).ok_or(BAD)?;
+                            *x = pair(gather(b, oy, ox, ky, kx), gather(b, oy, ox1, ky, kx));
+                            t += 1;
+                        }
+                    }
+                    let out0 = ((b * o.h + oy) * o.w + ox) * cout;
+                    let mut j = 0;
+                    while j < cn {
+                        let n = 4.min(cn - j);
+                        let c = c0 + j;
+                        let mut acc = [0i32; 8];
+                        let mut wi = c;
+                        if n == 4 {
+                            // Weight index t·C + c + 4 ≤ (ntaps − 1)·C + C =
+                            // filter.len() (checked by the caller) for every
+                            // tap t < ntaps, since c + 4 ≤ C.
+                            let wp = filter.as_ptr();
+                            for &x in xs.get(..ntaps).ok_or(BAD)? {
+                                // SAFETY: in bounds as shown above.
+                                acc = M::bcast_2x4(acc, x, unsafe { at4(wp.add(wi)) });
+                                wi += cout;
+                            }
+                        } else {
+                            for &x in xs.iter().take(ntaps) {
+                                acc = M::bcast_2x4(acc, x, &lanes(filter, wi, n)?);
+                                wi += cout;
+                            }
+                        }
+                        for l in 0..n {
+                            let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
+                                return Err(BAD);
+                            };
+                            put(output, out0 + c + l, q.out(f.wrapping_add(acc[l]), r))?;
+                            if two {
+                                put(
+                                    output,
+                                    out0 + cout + c + l,
+                                    q.out(f.wrapping_add(acc[4 + l]), r),
+                                )?;
+                            }
+                        }
+                        j += 4;
+                    }
+                    ox += 2;
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// `arm_fully_connected_s8` with `filter_offset = 0` (what the exporter
+/// writes: symmetric weights): two outputs per pass.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fully_connected<M: Mac>(
+    q: &ConvQuant,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    in_features: usize,
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> KernelResult {
+    let batches = input.len().checked_div(in_features).unwrap_or(0);
+    let r = Requant::new(mult, shift);
+    let constant = |o: usize, w: &[i8]| match encoding {
+        FcEncoding::KernelSum(k) => k.get(o).copied().unwrap_or(0),
+        FcEncoding::Bias(b) => init(b, o, q.input_offset, w),
+    };
+    let mut o = 0;
+    while o < out_features {
+        let o1 = if o + 1 < out_features { o + 1 } else { o };
+        let (w0, w1) = (
+            row(weights, o * in_features, in_features)?,
+            row(weights, o1 * in_features, in_features)?,
+        );
+        let (k0, k1) = (constant(o, w0), constant(o1, w1));
+        for b in 0..batches {
+            let [a0, a1] = M::dot_1x2(row(input, b * in_features, in_features)?, w0, w1);
+            put(output, b * out_features + o, q.out(k0.wrapping_add(a0), &r))?;
+            if o1 != o {
+                put(
+                    output,
+                    b * out_features + o1,
+                    q.out(k1.wrapping_add(a1), &r),
+                )?;
+            }
+        }
+        o += 2;
+    }
+    Ok(())
+}
+
+/// `arm_avgpool_s8`: four channels at a time summed over the in-bounds
+/// window, mean rounded half away from zero, clamped. An empty window is an
+/// error (CMSIS-NN divides by its zero count).
+pub(crate) fn avg_pool(
+    g: &Window,
+    act: (i32, i32),
+    input: &[i8],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let c = i.c;
+    for b in 0..o.n {
+        for oy in 0..o.h {
+            let (ky0, ky1) = taps(oy, g.kernel.0, g.stride.0, g.padding.0, 1, i.h);
+            for ox in 0..o.w {
+                let (kx0, kx1) = taps(ox, g.kernel.1, g.stride.1, g.padding.1, 1, i.w);
+                let count = ((ky1 - ky0) * (kx1 - kx0)) as i32;
+                if count == 0 {
+                    return Err(BAD);
+                }
+                let out_base = ((b * o.h + oy) * o.w + ox) * c;
+                let mut j = 0;
+                while j < c {
+                    let n = 4.min(c - j);
+                    let mut s = [0i32; 4];
+                    for ky in ky0..ky1 {
+                        let y = oy * g.stride.0 + ky - g.padding.0;
+                        let x0 = ox * g.stride.1 + kx0 - g.padding.1;
+                        for xx in x0..x0 + (kx1 - kx0) {
+                            let v = lanes(input, ((b * i.h + y) * i.w + xx) * c + j, n)?;
+                            for (s, v) in s.iter_mut().zip(v) {
+                                *s = s.wrapping_add(v as i32);
+                            }
+                        }
+                    }
+                    for (l, &sum) in s.iter().enumerate().take(n) {
+                        let rounded = if sum > 0 {
+                            sum.wrapping_add(count / 2)
+                        } else {
+                            sum.wrapping_sub(count / 2)
+                        };
+                        let m = rounded.checked_div(count).ok_or(BAD)?;
+                        put(output, out_base + j + l, m.max(act.0).min(act.1) as i8)?;
+                    }
+                    j += 4;
+                }
+            }
+        }
+    }
+    Ok(())
+}

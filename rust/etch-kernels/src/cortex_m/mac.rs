@@ -1,0 +1,184 @@
+//! Multiply-accumulate building blocks of the int8 kernels, in two
+//! implementations with identical integer results: [`Scalar`] (plain Rust;
+//! Cortex-M0/M3 and the host) and [`Dsp`] (`SXTB16` + `SMLAD`/`SMLAxy`,
+//! Armv7E-M and Armv8-M Mainline; emulated off-target, see [`super::dsp`]).
+//!
+//! Every function returns raw sums `Σ x·w` of int8 values (no offsets):
+//! the kernels fold `input_offset` in as `offset·Σw`, which is the same
+//! integer modulo 2^32 as CMSIS-NN's `Σ (x + offset)·w`. Lengths: the
+//! common prefix of the slices.
+
+use super::dsp::{pack16, smlabb, smlabt, smlad, smlatb, smlatt, sxtb16, sxtb16_ror8, word};
+
+pub(crate) trait Mac {
+    /// `[Σ x·w0, Σ x·w1]`: one input row against two weight rows.
+    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2];
+    /// `[Σ x0·w0, Σ x0·w1, Σ x1·w0, Σ x1·w1]`: two pixels × two channels.
+    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4];
+    /// Four channels side by side: `acc[j] + x[j]·w[j]`.
+    fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4];
+    /// One input value per pixel for two pixels (`xs` = two int16 lanes,
+    /// pixel 0 low) times four channel weights: `acc[4p + j] + x_p·w[j]`.
+    fn bcast_2x4(acc: [i32; 8], xs: u32, w: &[i8; 4]) -> [i32; 8];
+}
+
+#[cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
+#[inline(always)]
+fn prefix(s: &[i8], n: usize) -> &[i8] {
+    s.get(..n).unwrap_or(&[])
+}
+
+#[inline(always)]
+fn mac(acc: i32, x: i8, w: i8) -> i32 {
+    acc.wrapping_add((x as i32) * (w as i32))
+}
+
+/// Plain Rust; LLVM turns it into `ldrsb` + `mla` (or `smlabb`).
+pub(crate) struct Scalar;
+
+impl Mac for Scalar {
+    #[inline(always)]
+    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
+        let (mut a0, mut a1) = (0, 0);
+        for ((&x, &w0), &w1) in x.iter().zip(w0).zip(w1) {
+            a0 = mac(a0, x, w0);
+            a1 = mac(a1, x, w1);
+        }
+        [a0, a1]
+    }
+
+    #[inline(always)]
+    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4] {
+        let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+        for (((&x0, &x1), &w0), &w1) in x0.iter().zip(x1).zip(w0).zip(w1) {
+            a = mac(a, x0, w0);
+            b = mac(b, x0, w1);
+            c = mac(c, x1, w0);
+            d = mac(d, x1, w1);
+        }
+        [a, b, c, d]
+    }
+
+    #[inline(always)]
+    fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4] {
+        [
+            mac(acc[0], x[0], w[0]),
+            mac(acc[1], x[1], w[1]),
+            mac(acc[2], x[2], w[2]),
+            mac(acc[3], x[3], w[3]),
+        ]
+    }
+
+    #[inline(always)]
+    fn bcast_2x4(acc: [i32; 8], xs: u32, w: &[i8; 4]) -> [i32; 8] {
+        let (x0, x1) = (xs as u16 as i16 as i32, (xs as i32) >> 16);
+        let m = |a: i32, x: i32, w: i8| a.wrapping_add(x.wrapping_mul(w as i32));
+        [
+            m(acc[0], x0, w[0]),
+            m(acc[1], x0, w[1]),
+            m(acc[2], x0, w[2]),
+            m(acc[3], x0, w[3]),
+            m(acc[4], x1, w[0]),
+            m(acc[5], x1, w[1]),
+            m(acc[6], x1, w[2]),
+            m(acc[7], x1, w[3]),
+        ]
+    }
+}
+
+/// `SXTB16` unpacks four int8 values of a word into two words of int16
+/// lanes (bytes 0,2 and 1,3); `SMLAD` multiplies and accumulates two lanes
+/// at once. Byte order inside a word does not matter for sums as long as
+/// `x` and `w` are unpacked alike.
+#[cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
+pub(crate) struct Dsp;
+
+impl Mac for Dsp {
+    #[inline(always)]
+    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
+        let n = x.len().min(w0.len()).min(w1.len());
+        let (xc, xt) = prefix(x, n).as_chunks::<4>();
+        let (w0c, w0t) = prefix(w0, n).as_chunks::<4>();
+        let (w1c, w1t) = prefix(w1, n).as_chunks::<4>();
+        let (mut a0, mut a1) = (0, 0);
+        for ((x, w0), w1) in xc.iter().zip(w0c).zip(w1c) {
+            let x = word(x);
+            let (xe, xo) = (sxtb16(x), sxtb16_ror8(x));
+            let w0 = word(w0);
+            a0 = smlad(xe, sxtb16(w0), a0);
+            a0 = smlad(xo, sxtb16_ror8(w0), a0);
+            let w1 = word(w1);
+            a1 = smlad(xe, sxtb16(w1), a1);
+            a1 = smlad(xo, sxtb16_ror8(w1), a1);
+        }
+        let [t0, t1] = Scalar::dot_1x2(xt, w0t, w1t);
+        [a0.wrapping_add(t0), a1.wrapping_add(t1)]
+    }
+
+    #[inline(always)]
+    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4] {
+        let n = x0.len().min(x1.len()).min(w0.len()).min(w1.len());
+        let (x0c, x0t) = prefix(x0, n).as_chunks::<4>();
+        let (x1c, x1t) = prefix(x1, n).as_chunks::<4>();
+        let (w0c, w0t) = prefix(w0, n).as_chunks::<4>();
+        let (w1c, w1t) = prefix(w1, n).as_chunks::<4>();
+        let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+        for (((x0, x1), w0), w1) in x0c.iter().zip(x1c).zip(w0c).zip(w1c) {
+            let (w0, w1) = (word(w0), word(w1));
+            let (w0e, w0o, w1e, w1o) = (sxtb16(w0), sxtb16_ror8(w0), sxtb16(w1), sxtb16_ror8(w1));
+            let x = word(x0);
+            let (xe, xo) = (sxtb16(x), sxtb16_ror8(x));
+            a = smlad(xe, w0e, a);
+            a = smlad(xo, w0o, a);
+            b = smlad(xe, w1e, b);
+            b = smlad(xo, w1o, b);
+            let x = word(x1);
+            let (xe, xo) = (sxtb16(x), sxtb16_ror8(x));
+            c = smlad(xe, w0e, c);
+            c = smlad(xo, w0o, c);
+            d = smlad(xe, w1e, d);
+            d = smlad(xo, w1o, d);
+        }
+        let t = Scalar::dot_2x2(x0t, x1t, w0t, w1t);
+        [
+            a.wrapping_add(t[0]),
+            b.wrapping_add(t[1]),
+            c.wrapping_add(t[2]),
+            d.wrapping_add(t[3]),
+        ]
+    }
+
+    #[inline(always)]
+    fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4] {
+        let (x, w) = (word(x), word(w));
+        let (xe, xo, we, wo) = (sxtb16(x), sxtb16_ror8(x), sxtb16(w), sxtb16_ror8(w));
+        [
+            smlabb(xe, we, acc[0]),
+            smlabb(xo, wo, acc[1]),
+            smlatt(xe, we, acc[2]),
+            smlatt(xo, wo, acc[3]),
+        ]
+    }
+
+    #[inline(always)]
+    fn bcast_2x4(acc: [i32; 8], xs: u32, w: &[i8; 4]) -> [i32; 8] {
+        let w = word(w);
+        let (we, wo) = (sxtb16(w), sxtb16_ror8(w));
+        [
+            smlabb(we, xs, acc[0]),
+            smlabb(wo, xs, acc[1]),
+            smlatb(we, xs, acc[2]),
+            smlatb(wo, xs, acc[3]),
+            smlabt(we, xs, acc[4]),
+            smlabt(wo, xs, acc[5]),
+            smlatt(we, xs, acc[6]),
+            smlatt(wo, xs, acc[7]),
+        ]
+    }
+}
+
+/// Packs the input values of two pixels for [`Mac::bcast_2x4`].
+#[inline(always)]
+pub(crate) fn pair(x0: i8, x1: i8) -> u32 {
+    pack16(x0 as i32, x1 as i32)
+}
