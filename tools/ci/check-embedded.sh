@@ -9,7 +9,10 @@ out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
 mkdir -p "$out"
 status=0
 for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  for features in "runtime,verify" "runtime" "kernels,verify"; do
+  combos=("runtime,verify" "runtime" "kernels,verify")
+  # The DSP kernels exist only where the instructions do.
+  [ "$target" = thumbv7em-none-eabihf ] && combos+=("kernels,verify,dsp")
+  for features in "${combos[@]}"; do
     (cd "$probe" && cargo build -q --release --target "$target" --no-default-features --features "$features" \
       --target-dir "$out/cargo")
     lib=$out/cargo/$target/release/libetch_embedded_probe.a
