@@ -10,8 +10,9 @@
 #  5. a too-small ETCH_KERNEL_REGISTRY_SIZE fails the build naming the number;
 #  6. the C harness (tests/c-api) passes on x86_64 and i686 Linux (full
 #     library with logging; a reduced one for OperatorMissing and a registry
-#     larger than the selection) and bare metal on qemu-system-arm
-#     mps2-an385, whose exit status follows the result.
+#     larger than the selection) and bare metal on qemu-system-arm:
+#     mps2-an385 (Cortex-M3), mps2-an386 (M4F, DSP kernels), mps2-an505
+#     (M33F), whose exit status follows the result.
 # Usage: tools/ci/c-api.sh [--regen]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -183,22 +184,30 @@ compile "$out/harness-reduced" gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_FEATURES=
   -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
   "$out/cargo-reduced/release/libetch.a" -Wl,--gc-sections
 run "harness x86_64-linux reduced library" "$out/harness-reduced"
-# Bare metal: Cortex-M3 (mps2-an385) with the thumbv7m firmware library.
-qemu() { timeout 300 qemu-system-arm -M mps2-an385 -semihosting-config enable=on,target=native -nographic -kernel "$1"; }
-mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -T $h/qemu/an385.ld -Wl,--gc-sections -Wl,-z,noexecstack"
-# The vector table casts addresses to pointers: C, not ISO-pedantic C.
-compile "$out/startup.o" arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c11 -O2 -Wall -Wextra -Werror -c "$h/qemu/startup.c"
-for expect in $dscnn_kernels 999; do
-  compile "$out/harness-m3-$expect.elf" arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$expect \
-    -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DETCH_SEMIHOSTING "$out/startup.o" "$h/harness.c" \
-    -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)"
+# Bare metal: the firmware libraries on QEMU's Arm MPS2 boards, through
+# newlib's semihosting (rdimon); each run's exit status is the result.
+qemu() { timeout 300 qemu-system-arm -M "$1" -semihosting-config enable=on,target=native -nographic -kernel "$2"; }
+for spec in "mps2-an385|thumbv7m-none-eabi|-mcpu=cortex-m3|an385.ld|ETCH_FEATURE_VERIFY" \
+  "mps2-an386|thumbv7em-none-eabihf|-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16|an385.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_DSP)" \
+  "mps2-an505|thumbv8m.main-none-eabihf|-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16|an505.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_DSP)"; do
+  IFS='|' read -r machine t mcpu ld features <<<"$spec"
+  mflags="$mcpu -mthumb --specs=rdimon.specs -L$h/qemu -T $h/qemu/$ld -Wl,--gc-sections -Wl,-z,noexecstack"
+  # The vector table casts addresses to pointers: C, not ISO-pedantic C.
+  compile "$out/startup-$machine.o" arm-none-eabi-gcc $mcpu -mthumb -std=c11 -O2 -Wall -Wextra -Werror -c "$h/qemu/startup.c"
+  compile "$out/harness-$machine.elf" arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=$dscnn_kernels \
+    "-DEXPECT_FEATURES=$features" -DETCH_SEMIHOSTING "$out/startup-$machine.o" "$h/harness.c" \
+    -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib "$t")"
+  run "harness qemu $machine ($t)" qemu "$machine" "$out/harness-$machine.elf"
+  bad=$(arm-none-eabi-nm -C "$out/harness-$machine.elf" 2>&1 | grep -E "$bad_syms|No such file" || true)
+  [ -z "$bad" ] || fail "$machine harness firmware links core::fmt/panics: $(head -3 <<<"$bad")"
 done
-run "harness qemu mps2-an385 (thumbv7m-none-eabi)" qemu "$out/harness-m3-$dscnn_kernels.elf"
-bad=$(arm-none-eabi-nm -C "$out/harness-m3-$dscnn_kernels.elf" 2>&1 | grep -E "$bad_syms|No such file" || true)
-[ -z "$bad" ] && echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols" ||
-  fail "bare-metal harness links core::fmt/panics: $(head -3 <<<"$bad")"
+echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols"
+mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -L$h/qemu -T $h/qemu/an385.ld -Wl,--gc-sections -Wl,-z,noexecstack"
+compile "$out/harness-canary.elf" arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=999 \
+  -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DETCH_SEMIHOSTING "$out/startup-mps2-an385.o" "$h/harness.c" \
+  -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)"
 # The exit status must be able to fail: a wrong expectation exits non-zero.
-if qemu "$out/harness-m3-999.elf" >"$out/canary.log" 2>&1; then
+if qemu mps2-an385 "$out/harness-canary.elf" >"$out/canary.log" 2>&1; then
   fail "qemu exit status does not follow a failing harness"
 else
   echo "ok   qemu exit status follows the result (deliberately failing build: $(tail -1 "$out/canary.log"))"

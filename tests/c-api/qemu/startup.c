@@ -1,4 +1,5 @@
-/* Vector table for the bare-metal harness: reset runs newlib's crt0
+/* Vector table for the bare-metal harness (mps2-an385 Cortex-M3, mps2-an386
+ * Cortex-M4F): reset runs newlib's crt0
  * (`_start`: zeroes .bss, sets up semihosting I/O, calls main, exits); any
  * fault ends QEMU with a failure instead of hanging. */
 #include <stdint.h>
@@ -6,7 +7,15 @@
 extern void _start(void);
 extern uint32_t __stack;
 
-void Reset_Handler(void) { _start(); }
+void Reset_Handler(void) {
+#if defined(__ARM_FP)
+  /* Hard-float builds: enable CP10/CP11 (the FPU) before any float code. */
+  volatile uint32_t *cpacr = (volatile uint32_t *)0xE000ED88u;
+  *cpacr |= 0xFu << 20;
+  __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
+  _start();
+}
 
 static void fault(void) {
   register int r0 __asm__("r0") = 0x18;     /* SYS_EXIT */
