@@ -9,7 +9,8 @@
  * EXPECT_FEATURES (etch_build_features()),
  * EXPECT_LOG (library built with the `log` feature), REDUCED (library with
  * only the first fixture's operators: the others must fail to load with
- * ETCH_OPERATOR_MISSING, at = EXPECT_MISSING), ETCH_SEMIHOSTING (bare metal).
+ * ETCH_OPERATOR_MISSING, at = EXPECT_MISSING), ETCH_SEMIHOSTING (bare metal),
+ * SWEEP (corrupt every byte of the first fixture in turn).
  * Prints "N passed, M failed"; the exit status is non-zero on failure.
  */
 #include "etch.h"
@@ -441,6 +442,62 @@ static void test_fixture(const fixture_t *f, int runnable) {
   }
 }
 
+#ifdef SWEEP
+/* Every byte of the program replaced in turn (0xFF, then bit 0 flipped),
+ * loaded with and without verification, then taken through the whole API
+ * as firmware would: each call must give a status code, never a crash. */
+static int known(etch_status_t s) { return strcmp(etch_status_str(s), "Unknown") != 0; }
+
+static void test_sweep(const fixture_t *f) {
+  char ctx[64];
+  snprintf(ctx, sizeof ctx, "%s sweep", f->name);
+  size_t runs = 0, loaded = 0, executed = 0, unknown = 0;
+  for (size_t pos = 0; pos < f->pte_len; pos++) {
+    for (int variant = 0; variant < 2; variant++) {
+      memcpy(scratch, f->pte, f->pte_len);
+      scratch[pos] = variant ? (uint8_t)(f->pte[pos] ^ 1) : 0xFF;
+      if (scratch[pos] == f->pte[pos]) continue;
+      for (int verify = 0; verify < 2; verify++) {
+        runs++;
+        etch_status_t s = etch_program_load(&prog, scratch, f->pte_len, verify);
+        unknown += !known(s);
+        if (s != ETCH_OK) continue;
+        etch_method_meta_t meta;
+        s = etch_method_meta(&prog, "forward", &meta);
+        unknown += !known(s);
+        if (s != ETCH_OK) continue;
+        size_t sizes[ETCH_MAX_PLANNED_BUFFERS];
+        int fits = meta.num_planned_buffers <= FIXTURE_MAX_BUFFERS &&
+                   meta.method_state_bytes <= STATE_BYTES;
+        for (size_t b = 0; fits && b < meta.num_planned_buffers; b++)
+          fits = etch_method_planned_buffer_size(&prog, "forward", b, &sizes[b]) == ETCH_OK &&
+                 sizes[b] <= ARENA_BYTES;
+        if (!fits) continue;
+        s = load_forward(&meta, sizes, 0, 0);
+        unknown += !known(s);
+        if (s != ETCH_OK) continue;
+        loaded++;
+        etch_tensor_info_t ti;
+        if (etch_method_input_info(&prog, "forward", 0, &ti) == ETCH_OK && ti.nbytes <= f->input_len)
+          etch_method_set_input(&method, 0, f->input, ti.nbytes);
+        s = etch_method_execute(&method);
+        unknown += !known(s);
+        if (s == ETCH_OK) {
+          executed++;
+          const void *out;
+          size_t n;
+          unknown += !known(etch_method_output(&method, 0, &out, &n));
+        }
+      }
+    }
+  }
+  CHECK(unknown == 0 && runs > 0, "%s: %u runs, %u unknown statuses", ctx, (unsigned)runs,
+        (unsigned)unknown);
+  printf("%s: %u corrupted loads, %u methods loaded, %u executed, all with status codes\n",
+         ctx, (unsigned)runs, (unsigned)loaded, (unsigned)executed);
+}
+#endif
+
 #ifdef ETCH_SEMIHOSTING
 /* Bare metal: end QEMU through semihosting with the result as exit status
  * (ApplicationExit = 0, RunTimeError = 1). */
@@ -463,6 +520,9 @@ int main(void) {
     test_fixture(&fixtures[i], 1);
 #endif
   }
+#ifdef SWEEP
+  test_sweep(&fixtures[0]);
+#endif
   printf("%d passed, %d failed\n", passed, failed);
 #ifdef ETCH_SEMIHOSTING
   semihosting_exit(failed == 0);

@@ -154,6 +154,7 @@ run() { # name command...
   local name=$1; shift
   local log=$out/$name.log
   if "$@" >"$log" 2>&1; then
+    grep -E " sweep: " "$log" | sed 's/^/     /' || true
     echo "ok   $name: $(tail -1 "$log")"
   else
     { grep -E "^FAIL" "$log" || tail -5 "$log"; } | head -20; fail "$name: $(tail -1 "$log")"
@@ -166,11 +167,12 @@ compile() {
   "$@" -o "$exe" || fail "compile $(basename "$exe")"
 }
 full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG) -DEXPECT_LOG"
-# Host, full library with logging: 64- and 32-bit.
-compile "$out/harness-x86_64" gcc $cflags $full "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+# Host, full library with logging: 64-bit under AddressSanitizer/UBSan
+# (the C side) and 32-bit; both also sweep corruptions over tiny's program.
+compile "$out/harness-x86_64" gcc $cflags $full -DSWEEP -fsanitize=address,undefined "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness x86_64-linux" "$out/harness-x86_64"
-compile "$out/harness-i686" gcc -m32 $cflags $full "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+compile "$out/harness-i686" gcc -m32 $cflags $full -DSWEEP "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"
 # Reduced library: only tiny's operator (cortex_m::quantized_linear), no
