@@ -1,8 +1,10 @@
-//! `etch kws [CLIP.wav ...] [--model FILE.pte]`: keyword spotting on the host,
+//! `etch kws [CLIP.wav ...] [--model FILE.pte] [--features-out DIR]`: keyword
+//! spotting on the host,
 //! the same way a microcontroller does it: etch-frontend's MFCCs (quantized
 //! with the program's own `input0_scale`/`input0_zp`), the DS-CNN run by
 //! etch-runtime, the output dequantized with `output0_scale`/`output0_zp`
-//! (softmax applied if the program outputs logits).
+//! (softmax applied if the program outputs logits). `--features-out` writes
+//! each clip's model input as `DIR/<clip>.input0.npy`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -26,11 +28,10 @@ const RUNS: usize = 3;
 /// The repository root: the current directory if it holds the clips, else
 /// the one this binary was built from.
 fn repo_root() -> PathBuf {
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if Path::new(CLIPS).is_dir() {
-        PathBuf::from(".")
+        PathBuf::new()
     } else {
-        built
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
     }
 }
 
@@ -80,18 +81,25 @@ fn config(program: &Program<'_>, name: &str) -> Result<Option<f64>, String> {
 
 struct Args {
     model: Option<String>,
+    features_out: Option<PathBuf>,
     clips: Vec<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
         model: None,
+        features_out: None,
         clips: vec![],
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--model" => a.model = Some(it.next().cloned().ok_or("--model needs a FILE.pte")?),
+            "--features-out" => {
+                a.features_out = Some(PathBuf::from(
+                    it.next().ok_or("--features-out needs a DIR")?,
+                ))
+            }
             _ if arg.starts_with("--") => return Err(format!("unexpected argument '{arg}'")),
             _ => a.clips.push(PathBuf::from(arg)),
         }
@@ -233,6 +241,19 @@ pub fn main(args: &[String]) -> Result<(), String> {
             t_fe = t_fe.min(t0.elapsed().as_secs_f64() * 1e6);
         }
         let (bytes, peak) = features;
+        if let Some(dir) = &a.features_out {
+            let stem = clip
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let path = dir.join(format!("{stem}.input0.npy"));
+            let npy = crate::npy::Npy {
+                dtype: input.dtype,
+                shape: input.shape.sizes().iter().map(|&s| s as usize).collect(),
+                data: bytes.clone(),
+            };
+            crate::npy::write(&path.display().to_string(), &npy)?;
+        }
         let elem = input.dtype.element_size().unwrap_or(1);
         let physical = host::to_physical(&bytes, &input.shape, elem);
         let mut t_inf = f64::INFINITY;

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   etch demo                          run the bundled DS-CNN (cortex_m, M33 encoding) bit-exactly
   etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
-  etch kws [CLIP.wav...] [--model FILE.pte]
+  etch kws [CLIP.wav...] [--model FILE.pte] [--features-out DIR]
                                      keyword spotting: MFCC front-end + DS-CNN on 16 kHz WAV clips
                                      (default: the bundled clips and models/kws/dscnn_kws_int8io.pte)
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]

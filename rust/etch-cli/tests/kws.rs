@@ -55,7 +55,7 @@ fn results(stdout: &str) -> Vec<(String, String)> {
 /// reference cortex_m ops computed them from the numpy front-end
 /// (models/kws/dscnn_kws_int8io.expected.json, tools/export/kws.py).
 #[test]
-#[ignore = "needs models/kws/dscnn_kws_int8io.pte + .expected.json (tools/export/kws.py, not committed yet)"]
+#[ignore = "needs models/kws/dscnn_kws_int8io.pte + .expected.json + ref/ (tools/export/kws.py, not committed yet)"]
 fn kws_labels_bundled_clips_like_executorch() {
     let json = root().join("models/kws/dscnn_kws_int8io.expected.json");
     let want: serde_json::Value =
@@ -66,12 +66,35 @@ fn kws_labels_bundled_clips_like_executorch() {
             )
         }))
         .unwrap();
-    let (ok, stdout, stderr) = etch(&["kws"]);
+    let feats = std::env::temp_dir().join(format!("etch-kws-features-{}", std::process::id()));
+    std::fs::create_dir_all(&feats).unwrap();
+    let (ok, stdout, stderr) = etch(&["kws", "--features-out", feats.to_str().unwrap()]);
     assert!(ok, "{stdout}\n{stderr}");
     assert!(
         !stdout.contains("note:"),
         "must use the trained model:\n{stdout}"
     );
+    // The int8 features against the export's (numpy front-end, the model's
+    // qparams): every element within one step.
+    let (mut total, mut equal) = (0usize, 0usize);
+    for clip in bundled_clips() {
+        let stem = clip.strip_suffix(".wav").unwrap();
+        let ours = std::fs::read(feats.join(format!("{stem}.input0.npy"))).unwrap();
+        let theirs = std::fs::read(
+            root().join(format!("models/kws/ref/dscnn_kws_int8io/{stem}.input0.npy")),
+        )
+        .unwrap();
+        let (ours, theirs) = (&ours[ours.len() - 490..], &theirs[theirs.len() - 490..]);
+        for (&a, &b) in ours.iter().zip(theirs) {
+            let d = (a as i8 as i32 - b as i8 as i32).abs();
+            assert!(d <= 1, "{stem}: features differ by {d} steps");
+            total += 1;
+            equal += (d == 0) as usize;
+        }
+    }
+    std::fs::remove_dir_all(&feats).unwrap();
+    println!("int8 features: {equal}/{total} equal to the export's, all within one step");
+    assert!(equal * 1000 >= total * 999, "{equal}/{total}");
     let got = results(&stdout);
     let clips = bundled_clips();
     assert_eq!(got.len(), clips.len(), "{stdout}");
