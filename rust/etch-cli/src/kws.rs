@@ -1,17 +1,19 @@
-//! `etch kws [CLIP.wav ...] [--model FILE.pte] [--features-out DIR]`: keyword
-//! spotting on the host,
+//! `etch kws [CLIP.wav ...] [--model FILE.pte] [--features-out DIR]
+//! [--stream [--every-ms N]]`: keyword spotting on the host,
 //! the same way a microcontroller does it: etch-frontend's MFCCs (quantized
 //! with the program's own `input0_scale`/`input0_zp`), the DS-CNN run by
 //! etch-runtime, the output dequantized with `output0_scale`/`output0_zp`
 //! (softmax applied if the program outputs logits). `--features-out` writes
-//! each clip's model input as `DIR/<clip>.input0.npy`.
+//! each clip's model input as `DIR/<clip>.input0.npy`. `--stream` feeds each
+//! file in 20 ms hops through the streaming front-end and labels the last
+//! second every N ms (default 500), as a device listening to a microphone.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use etch_frontend::{wav::Wav, Frontend, Quant, FEATURES};
+use etch_frontend::{wav::Wav, Frontend, Quant, Stream, FEATURES, FRAME_STEP, HOPS};
 use etch_pte::ScalarType;
-use etch_runtime::{Output, Program};
+use etch_runtime::{Method, Output, Program, TensorInfo};
 
 use crate::host::{self, Aligned, MethodMemory};
 
@@ -82,6 +84,8 @@ fn config(program: &Program<'_>, name: &str) -> Result<Option<f64>, String> {
 struct Args {
     model: Option<String>,
     features_out: Option<PathBuf>,
+    /// `--stream [EVERY]`: label the last second every EVERY hops (20 ms).
+    stream: Option<usize>,
     clips: Vec<PathBuf>,
 }
 
@@ -89,6 +93,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
         model: None,
         features_out: None,
+        stream: None,
         clips: vec![],
     };
     let mut it = args.iter();
@@ -100,11 +105,126 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     it.next().ok_or("--features-out needs a DIR")?,
                 ))
             }
+            "--stream" => a.stream = Some(25),
+            "--every-ms" => {
+                let ms: usize = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&ms: &usize| ms >= 20 && ms % 20 == 0)
+                    .ok_or("--every-ms needs a multiple of 20")?;
+                a.stream = Some(ms / 20);
+            }
             _ if arg.starts_with("--") => return Err(format!("unexpected argument '{arg}'")),
             _ => a.clips.push(PathBuf::from(arg)),
         }
     }
     Ok(a)
+}
+
+/// Runs the model on one feature vector (logical order, the input's dtype):
+/// (best class, its probability, best-of-`runs` inference time in us).
+fn classify(
+    method: &mut Method<'_, '_>,
+    input: &TensorInfo,
+    out_q: Option<(f64, f64)>,
+    features: &[u8],
+    runs: usize,
+) -> Result<(usize, f64, f64), String> {
+    let elem = input.dtype.element_size().unwrap_or(1);
+    let physical = host::to_physical(features, &input.shape, elem);
+    let mut t_inf = f64::INFINITY;
+    for _ in 0..runs.max(1) {
+        method
+            .set_input_bytes(0, &physical)
+            .map_err(|e| e.to_string())?;
+        let t1 = Instant::now();
+        method.execute().map_err(|e| e.to_string())?;
+        t_inf = t_inf.min(t1.elapsed().as_secs_f64() * 1e6);
+    }
+    let scores = match method.output(0).map_err(|e| e.to_string())? {
+        Output::Tensor(t) => scores(t.dtype, t.data, out_q)
+            .ok_or(format!("output 0 is {}, not int8/float", t.dtype.name()))?,
+        _ => return Err("output 0 is not a tensor".into()),
+    };
+    if scores.len() != LABELS.len() {
+        return Err(format!(
+            "{} scores, expected {}",
+            scores.len(),
+            LABELS.len()
+        ));
+    }
+    let (best, score) =
+        probabilities(&scores)
+            .into_iter()
+            .enumerate()
+            .fold(
+                (0, f64::NEG_INFINITY),
+                |b, (i, p)| if p > b.1 { (i, p) } else { b },
+            );
+    Ok((best, score, t_inf))
+}
+
+/// `--stream`: the clip as a microphone would deliver it, 20 ms hops into
+/// etch-frontend's `Stream`; every `every` hops once a second has arrived,
+/// the model labels the last second.
+fn stream_clip(
+    shown: &str,
+    pcm: &[i16],
+    every: usize,
+    q: Option<Quant>,
+    mut classify: impl FnMut(&[u8]) -> Result<(usize, f64, f64), String>,
+) -> Result<(), String> {
+    let mut fe = Frontend::new();
+    let mut st = Stream::new();
+    let (mut push_us, mut pushes) = (0.0f64, 0usize);
+    println!(
+        "{shown}: {:.2} s, label of the last second every {} ms",
+        pcm.len() as f64 / 16000.0,
+        every * 20
+    );
+    for hop in pcm.chunks_exact(FRAME_STEP) {
+        let hop: &[i16; FRAME_STEP] = hop.try_into().map_err(|_| "hop")?;
+        let t0 = Instant::now();
+        st.push(&mut fe, hop);
+        push_us += t0.elapsed().as_secs_f64() * 1e6;
+        pushes += 1;
+        if !st.ready() || (st.hops() - HOPS) % every != 0 {
+            continue;
+        }
+        let t1 = Instant::now();
+        let bytes: Vec<u8> = match q {
+            Some(q) => {
+                let mut out = [0i8; FEATURES];
+                st.features_int8(q, &mut out)
+                    .map_err(|e| format!("{e:?}"))?;
+                out.iter().map(|&x| x as u8).collect()
+            }
+            None => {
+                let mut out = [0f32; FEATURES];
+                st.features(&mut out).map_err(|e| format!("{e:?}"))?;
+                out.iter().flat_map(|x| x.to_le_bytes()).collect()
+            }
+        };
+        let t_feat = t1.elapsed().as_secs_f64() * 1e6;
+        let (best, score, t_inf) = classify(&bytes)?;
+        let end = pushes as f64 * FRAME_STEP as f64 / 16000.0;
+        println!(
+            "  {:>6.2}-{:<6.2} s  {:<8} {:>6.3}  features {:>5.0} us  inference {:>6.0} us",
+            end - 1.0,
+            end,
+            LABELS[best],
+            score,
+            t_feat,
+            t_inf
+        );
+    }
+    if pushes > 0 {
+        println!(
+            "  front-end per 20 ms hop: {:.1} us",
+            push_us / pushes as f64
+        );
+    }
+    Ok(())
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
@@ -200,10 +320,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
-        "{:<width$}  {:<8} {:>6}  {:>10}  {:>10}",
-        "clip", "label", "score", "front-end", "inference"
-    );
+    if a.stream.is_none() {
+        println!(
+            "{:<width$}  {:<8} {:>6}  {:>10}  {:>10}",
+            "clip", "label", "score", "front-end", "inference"
+        );
+    }
     let mut fe = Frontend::new();
     let (mut named, mut correct, mut failed) = (0usize, 0usize, 0usize);
     let (mut fe_total, mut inf_total, mut ran) = (0.0f64, 0.0f64, 0usize);
@@ -216,6 +338,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 continue;
             }
         };
+        if let Some(every) = a.stream {
+            stream_clip(&shown(clip), &pcm, every, q, |f| {
+                classify(&mut method, &input, out_q, f, 1).map_err(|e| format!("{model}: {e}"))
+            })?;
+            continue;
+        }
         // Front-end: 490 features, int8 or float as the program takes them.
         // Each stage is timed as the best of RUNS (the host is shared).
         let mut t_fe = f64::INFINITY;
@@ -254,39 +382,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
             };
             crate::npy::write(&path.display().to_string(), &npy)?;
         }
-        let elem = input.dtype.element_size().unwrap_or(1);
-        let physical = host::to_physical(&bytes, &input.shape, elem);
-        let mut t_inf = f64::INFINITY;
-        for _ in 0..RUNS {
-            method.set_input_bytes(0, &physical).map_err(err)?;
-            let t1 = Instant::now();
-            method.execute().map_err(err)?;
-            t_inf = t_inf.min(t1.elapsed().as_secs_f64() * 1e6);
-        }
-        let scores = match method.output(0).map_err(err)? {
-            Output::Tensor(t) => scores(t.dtype, t.data, out_q).ok_or(format!(
-                "{model}: output 0 is {}, not int8/float",
-                t.dtype.name()
-            ))?,
-            _ => return Err(format!("{model}: output 0 is not a tensor")),
-        };
-        if scores.len() != LABELS.len() {
-            return Err(format!(
-                "{model}: {} scores, expected {}",
-                scores.len(),
-                LABELS.len()
-            ));
-        }
-        let probs = probabilities(&scores);
-        let (best, score) =
-            probs
-                .iter()
-                .copied()
-                .enumerate()
-                .fold(
-                    (0, f64::NEG_INFINITY),
-                    |b, (i, p)| if p > b.1 { (i, p) } else { b },
-                );
+        let (best, score, t_inf) = classify(&mut method, &input, out_q, &bytes, RUNS)
+            .map_err(|e| format!("{model}: {e}"))?;
         let label = LABELS[best];
         let mut note = String::new();
         if let Some(want) = label_of(clip) {

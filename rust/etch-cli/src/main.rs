@@ -18,9 +18,10 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   etch demo                          run the bundled DS-CNN (cortex_m, M33 encoding) bit-exactly
   etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
-  etch kws [CLIP.wav...] [--model FILE.pte] [--features-out DIR]
+  etch kws [CLIP.wav...] [--model FILE.pte] [--features-out DIR] [--stream [--every-ms N]]
                                      keyword spotting: MFCC front-end + DS-CNN on 16 kHz WAV clips
-                                     (default: the bundled clips and models/kws/dscnn_kws_int8io.pte)
+                                     (default: the bundled clips and models/kws/dscnn_kws_int8io.pte);
+                                     --stream: 20 ms hops, the last second labelled every N ms (500)
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
            [--compare REF.npy...] [--repeat N]
                                      run a method; --compare exits 1 unless bit-exact

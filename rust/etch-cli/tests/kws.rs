@@ -207,3 +207,70 @@ fn kws_rejects_bad_files_and_still_runs_the_good_ones() {
     let (ok, _, stderr) = etch(&["kws", "--model", "/nonexistent.pte", good.to_str().unwrap()]);
     assert!(!ok && stderr.contains("/nonexistent.pte"), "{stderr}");
 }
+
+/// Streaming: three clips back to back, labelled every second, give exactly
+/// the labels and scores of the clips run one by one (etch-frontend's
+/// `Stream` features equal the whole-clip features bit for bit).
+#[test]
+#[ignore = "needs models/kws/dscnn_kws_int8io.pte (tools/export/kws.py, not committed yet)"]
+fn kws_stream_windows_equal_the_clips() {
+    let names = ["yes_0", "left_0", "right_1"];
+    let mut pcm = Vec::new();
+    let mut header = Vec::new();
+    for n in names {
+        let b = std::fs::read(root().join(format!("tools/clips/wav/{n}.wav"))).unwrap();
+        // The clips are canonical 44-byte-header PCM files.
+        assert_eq!(&b[36..40], b"data");
+        header = b[..44].to_vec();
+        pcm.extend_from_slice(&b[44..]);
+    }
+    header[4..8].copy_from_slice(&(36 + pcm.len() as u32).to_le_bytes());
+    header[40..44].copy_from_slice(&(pcm.len() as u32).to_le_bytes());
+    let long = std::env::temp_dir().join(format!("etch-kws-stream-{}.wav", std::process::id()));
+    std::fs::write(&long, [header, pcm].concat()).unwrap();
+    let (ok, streamed, stderr) = etch(&[
+        "kws",
+        "--stream",
+        "--every-ms",
+        "1000",
+        long.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&long).unwrap();
+    assert!(ok, "{streamed}\n{stderr}");
+    let windows: Vec<(String, String)> = streamed
+        .lines()
+        .filter(|l| l.contains(" s  "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[2].to_string(), f[3].to_string())
+        })
+        .collect();
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| {
+            root()
+                .join(format!("tools/clips/wav/{n}.wav"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let args: Vec<&str> = ["kws"]
+        .into_iter()
+        .chain(paths.iter().map(String::as_str))
+        .collect();
+    let (ok, whole, stderr) = etch(&args);
+    assert!(ok, "{whole}\n{stderr}");
+    let clips: Vec<(String, String)> = whole
+        .lines()
+        .filter(|l| l.contains(".wav "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[1].to_string(), f[2].to_string())
+        })
+        .collect();
+    assert_eq!(windows.len(), 3, "{streamed}");
+    assert_eq!(
+        windows, clips,
+        "streamed:\n{streamed}\nwhole clips:\n{whole}"
+    );
+}
