@@ -110,7 +110,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 let ms: usize = it
                     .next()
                     .and_then(|v| v.parse().ok())
-                    .filter(|&ms: &usize| ms >= 20 && ms % 20 == 0)
+                    .filter(|&ms: &usize| ms >= 20 && ms.is_multiple_of(20))
                     .ok_or("--every-ms needs a multiple of 20")?;
                 a.stream = Some(ms / 20);
             }
@@ -188,7 +188,7 @@ fn stream_clip(
         st.push(&mut fe, hop);
         push_us += t0.elapsed().as_secs_f64() * 1e6;
         pushes += 1;
-        if !st.ready() || (st.hops() - HOPS) % every != 0 {
+        if !st.ready() || !(st.hops() - HOPS).is_multiple_of(every) {
             continue;
         }
         let t1 = Instant::now();
