@@ -62,19 +62,24 @@ read -r wt wr <<<"$(size_of "$probe_out/whole.elf")"
 read -r st sr <<<"$(size_of "$probe_out/stream.elf")"
 
 bucket() { awk -v k="$1" '$1=="bucket" && $2==k {print $3}' "$counts"; }
-whole=$(bucket 1); hops=$(bucket 2); feats=$(bucket 3)
+whole=$(bucket 1); hops=$(bucket 2); feats=$(bucket 3); infer=$(bucket 4)
 fe_bytes=$(awk '/frontend_bytes/{print $2}' "$log"); st_bytes=$(awk '/frontend_bytes/{print $4}' "$log")
 whole_stack=$(awk '/^whole_clip/{print $5}' "$log"); stream_stack=$(awk '/^stream/{print $5}' "$log")
-grep -q "whole_clip bit_exact true" "$log" && grep -q "stream bit_exact true" "$log" || { echo "FAIL: not bit-exact"; cat "$log"; exit 1; }
+grep -q "whole_clip bit_exact true" "$log" && grep -q "stream bit_exact true" "$log" &&
+  grep -q "scores bit_exact true" "$log" || { echo "FAIL: not bit-exact"; cat "$log"; exit 1; }
+model=$(awk '/^model /{print $2}' "$log"); qp=$(awk '/^input_qparams/{print $2", "$3}' "$log")
 out=$fw/results.txt
 [ "$ci" = "--ci" ] && out=$build/results.txt
 {
   echo "# bench/frontend.sh: KWS front-end (etch-frontend), Cortex-M4F (qemu mps2-an386), thumbv7em-none-eabihf, opt-level s, LTO"
-  echo "# clip $(basename "$clip"), 16000 samples -> 490 int8 features; output bit-exact with the host build"
+  echo "# clip $(basename "$clip"), 16000 samples -> 490 int8 features (qparams $qp read from the program on target)"
+  echo "# -> ${model#../../} forward; features and scores bit-exact with the host build"
   echo "whole_clip_instructions $whole"
   echo "stream_push_instructions_50_hops $hops"
   echo "stream_push_instructions_per_hop $((hops / 50))"
   echo "stream_features_instructions $feats"
+  echo "inference_instructions $infer"
+  echo "clip_to_scores_instructions $((whole + infer))"
   echo "whole_clip_flash_text_bytes $wt"
   echo "whole_clip_flash_rodata_bytes $wr"
   echo "stream_flash_text_bytes $st"
