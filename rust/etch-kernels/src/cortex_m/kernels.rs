@@ -29,18 +29,18 @@ use crate::ops::arith::requantize;
 #[derive(Clone, Copy)]
 pub(crate) struct Requant {
     mult: i32,
-    shift: i32,
-    left: u32,
-    right: u32,
+    /// `r − 1`.
+    rm1: u32,
     /// `2^30 + 2^(30+r)`.
     k: i64,
-    slow: bool,
+    /// Not the fast case (`r = 0`, or a negative multiplier): the shift to
+    /// hand to the reference.
+    other: Option<i32>,
 }
 
 impl Requant {
     #[inline]
     pub(crate) fn new(mult: i32, shift: i32) -> Self {
-        let left = if shift > 0 { shift as u32 } else { 0 };
         let right = if shift > 0 {
             0
         } else {
@@ -48,26 +48,21 @@ impl Requant {
         };
         Requant {
             mult,
-            shift,
-            left,
-            right,
+            rm1: right.saturating_sub(1),
             k: (1i64 << 30) + (1i64 << (30 + right)),
-            slow: mult < 0 && right > 0,
+            other: (right == 0 || mult < 0).then_some(shift),
         }
     }
 
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
-        let x = acc.wrapping_shl(self.left);
-        if self.right == 0 {
-            return (((x as i64) * (self.mult as i64) + (1 << 30)) >> 31) as i32;
+        if let Some(shift) = self.other {
+            return requantize_cold(acc, self.mult, shift);
         }
-        if self.slow {
-            return requantize_cold(acc, self.mult, self.shift);
-        }
-        let neg = (x as u32 >> 31) as i64;
-        let p = (x as i64) * (self.mult as i64) + self.k + neg * (i32::MIN as i64);
-        ((p >> 32) as i32).wrapping_shr(self.right - 1)
+        // r ≥ 1 here, so the left shift is 0.
+        let neg = (acc as u32 >> 31) as i64;
+        let p = (acc as i64) * (self.mult as i64) + self.k + neg * (i32::MIN as i64);
+        ((p >> 32) as i32).wrapping_shr(self.rm1)
     }
 }
 
@@ -83,6 +78,17 @@ impl ConvQuant {
     fn out(&self, acc: i32, r: &Requant) -> i8 {
         let v = r.apply(acc).wrapping_add(self.output_offset);
         v.max(self.act_min).min(self.act_max) as i8
+    }
+}
+
+/// Requantizes a row of accumulators: `out[j] = finish(full[j] + acc[j])`
+/// (lengths: the shortest). Out of line on purpose: inside the big kernel
+/// bodies its constants were spilled (30+ instructions per output, against
+/// about 20 here).
+#[inline(never)]
+fn finish_into(q: &ConvQuant, acc: &[i32], full: &[i32], req: &[Requant], out: &mut [i8]) {
+    for (((d, &a), &f), r) in out.iter_mut().zip(acc).zip(full).zip(req) {
+        *d = q.out(f.wrapping_add(a), r);
     }
 }
 
@@ -191,6 +197,71 @@ pub(crate) fn pointwise<M: Mac>(
             }
         }
         oc += 2;
+    }
+    Ok(())
+}
+
+/// Most input channels [`pointwise_packed`] packs on the stack (2 words each
+/// for four output channels: 1 KiB).
+const PACK_IC: usize = 128;
+
+/// 1×1 convolution, stride 1, no padding, for [`Mac::PACKED_POINTWISE`]
+/// implementations: four output channels per pass with their weights
+/// unpacked to int16 lanes once ([`Mac::pack4`]), then one pixel at a time
+/// against them (one input word, two unpacks and eight `SMLAD` per four
+/// input channels). Wider inputs take [`pointwise`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pointwise_packed<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (cin, cout) = (g.input.c, g.output.c);
+    if cin > PACK_IC {
+        return pointwise::<M>(g, q, input, filter, bias, mult, shift, output);
+    }
+    let pixels = g.output.n * g.output.h * g.output.w;
+    let off = q.input_offset;
+    let body = cin - cin % 4;
+    let mut buf = [0u32; 2 * PACK_IC];
+    let packed = buf.get_mut(..2 * body).ok_or(BAD)?;
+    let mut oc = 0;
+    while oc < cout {
+        let n = 4.min(cout - oc);
+        // Rows past the last channel repeat it; their results are dropped.
+        let ch = |l: usize| oc + l.min(n - 1);
+        let rows = [
+            row(filter, ch(0) * cin, cin)?,
+            row(filter, ch(1) * cin, cin)?,
+            row(filter, ch(2) * cin, cin)?,
+            row(filter, ch(3) * cin, cin)?,
+        ];
+        M::pack4(rows, packed);
+        let mut init4 = [0i32; 4];
+        let mut req4 = [Requant::new(0, 0); 4];
+        for l in 0..4 {
+            let c = ch(l);
+            init4[l] = init(bias, c, off, rows[l]);
+            req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+        }
+        for p in 0..pixels {
+            let x = row(input, p * cin, cin)?;
+            let mut acc = M::dot_1x4(x, packed);
+            for (k, &xv) in x.iter().enumerate().skip(body) {
+                for (a, r) in acc.iter_mut().zip(&rows) {
+                    *a = a.wrapping_add(xv as i32 * *r.get(k).ok_or(BAD)? as i32);
+                }
+            }
+            let o = p * cout + oc;
+            let dst = output.get_mut(o..o + n).ok_or(BAD)?;
+            finish_into(q, &acc, &init4, &req4, dst);
+        }
+        oc += 4;
     }
     Ok(())
 }
@@ -458,6 +529,7 @@ fn depthwise_mult1<M: Mac>(
     let (xstep, ystep) = (g.dilation.1 * ch, g.dilation.0 * i.w * ch);
     let mut full = [0i32; CHUNK];
     let mut req = [Requant::new(0, 0); CHUNK];
+    let mut accs = [0i32; CHUNK];
     let mut c0 = 0;
     while c0 < ch {
         let cn = CHUNK.min(ch - c0);
@@ -473,7 +545,7 @@ fn depthwise_mult1<M: Mac>(
                     // First tap's position (meaningful when interior).
                     let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);
                     let x0 = (ox * g.stride.1).wrapping_sub(g.padding.1);
-                    let out_base = ((b * o.h + oy) * o.w + ox) * ch;
+                    let out_base = ((b * o.h + oy) * o.w + ox) * ch + c0;
                     let mut j = 0;
                     while j < cn {
                         let n = 4.min(cn - j);
@@ -509,24 +581,26 @@ fn depthwise_mult1<M: Mac>(
                                     let xx = (ox * g.stride.1 + kx * g.dilation.1)
                                         .wrapping_sub(g.padding.1);
                                     let inside = y < i.h && xx < i.w;
-                                    let x4 = if inside {
-                                        lanes(input, (row_base + xx) * ch + c, n)?
+                                    let xi =
+                                        row_base.wrapping_add(xx).wrapping_mul(ch).wrapping_add(c);
+                                    if n == 4 {
+                                        let x4 = if inside { four(input, xi)? } else { &zpw };
+                                        acc = M::mul4(acc, x4, four(filter, wi)?);
                                     } else {
-                                        zpw
-                                    };
-                                    acc = M::mul4(acc, &x4, &lanes(filter, wi, n)?);
+                                        let x4 = if inside { lanes(input, xi, n)? } else { zpw };
+                                        acc = M::mul4(acc, &x4, &lanes(filter, wi, n)?);
+                                    }
                                     wi += ch;
                                 }
                             }
                         }
-                        for (l, &a) in acc.iter().enumerate().take(n) {
-                            let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
-                                return Err(BAD);
-                            };
-                            put(output, out_base + c + l, q.out(f.wrapping_add(a), r))?;
+                        for (d, a) in accs.iter_mut().skip(j).zip(acc).take(n) {
+                            *d = a;
                         }
                         j += 4;
                     }
+                    let dst = output.get_mut(out_base..out_base + cn).ok_or(BAD)?;
+                    finish_into(q, &accs, &full, &req, dst);
                 }
             }
         }

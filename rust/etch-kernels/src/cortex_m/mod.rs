@@ -134,7 +134,11 @@ fn conv_with<M: mac::Mac>(
         return Err(BAD);
     }
     if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
-        kernels::pointwise::<M>(g, q, input, filter, bias, mult, shift, output)
+        if M::PACKED_POINTWISE {
+            kernels::pointwise_packed::<M>(g, q, input, filter, bias, mult, shift, output)
+        } else {
+            kernels::pointwise::<M>(g, q, input, filter, bias, mult, shift, output)
+        }
     } else {
         kernels::conv::<M>(g, q, input, filter, bias, mult, shift, output)
     }
