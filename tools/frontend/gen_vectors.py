@@ -1,6 +1,8 @@
 """Writes the front-end test vectors (numpy reference, mfcc_ref.py).
 
-usage: python gen_vectors.py    (needs numpy only)
+usage: python gen_vectors.py            (needs numpy only)
+       python gen_vectors.py --check    recompute everything in memory and compare with
+                                        the committed vectors (tools/ci/check-frontend-vectors.sh)
 
 1. Synthetic 16 kHz mono int16 clips -> tools/frontend/vectors/<name>.wav
    (deterministic: fixed seeds), covering the edge cases of the pipeline.
@@ -80,7 +82,42 @@ def synthetic():
     return {k: np.clip(np.round(v), -32768, 32767).astype(np.int16) for k, v in clips.items()}
 
 
+def check():
+    """The committed vectors are what this script and mfcc_ref.py compute."""
+    bad = 0
+    synth = synthetic()
+    lines = [l.split() for l in open(os.path.join(out, "manifest.txt")) if not l.startswith("#")]
+    for name, rel in lines:
+        path = os.path.join(repo, rel)
+        pcm = mfcc_ref.read_wav(path)
+        if name in synth and not np.array_equal(synth[name], pcm):
+            print(f"{name}: synthetic clip differs from {rel}")
+            bad += 1
+        feats = mfcc_ref.mfcc(pcm)
+        want = np.fromfile(os.path.join(out, f"{name}.mfcc.f32"), dtype="<f4").reshape(feats.shape)
+        nan_ok = np.array_equal(np.isnan(feats), np.isnan(want))
+        d = np.nanmax(np.abs(feats - want)) if not np.all(np.isnan(want)) else 0.0
+        if not nan_ok or d > 1e-5:
+            print(f"{name}: mfcc differs (max {d}, NaN pattern equal: {nan_ok})")
+            bad += 1
+        for tag, scale, zp in QPARAMS:
+            q = mfcc_ref.quantize(feats, scale, zp)
+            wq = np.fromfile(os.path.join(out, f"{name}.{tag}.i8"), dtype=np.int8).reshape(q.shape)
+            diff = np.abs(q.astype(int) - wq.astype(int))
+            if diff.max() > 1 or (diff > 0).sum() > 1:
+                print(f"{name}.{tag}: int8 differs ({(diff > 0).sum()} elements, max {diff.max()})")
+                bad += 1
+    missing = set(synth) - {n for n, _ in lines}
+    if missing:
+        print(f"synthetic clips missing from the manifest: {sorted(missing)}")
+        bad += 1
+    print(f"{len(lines)} clips checked, {bad} problems (numpy {np.__version__})")
+    return bad == 0
+
+
 def main():
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(0 if check() else 1)
     os.makedirs(out, exist_ok=True)
     for name, pcm in synthetic().items():
         mfcc_ref.write_wav(os.path.join(out, f"{name}.wav"), pcm)
