@@ -151,10 +151,11 @@ fn main() {
     array(&mut out, "MEL_WA", "f32", &wa);
     array(&mut out, "MEL_WB", "f32", &wb);
 
-    // mfccs_from_log_mel_spectrograms: 2 cos(pi c (2m + 1) / 80) / sqrt(80), [c][m].
+    // mfccs_from_log_mel_spectrograms: 2 cos(pi c (2m + 1) / 80) / sqrt(80), [c][m],
+    // for m < 20 only: row c is (-1)^c-symmetric, D[c][39 - m] = (-1)^c D[c][m].
     let mut dct = vec![];
     for c in 0..MFCC {
-        for m in 0..MEL {
+        for m in 0..MEL / 2 {
             let x = 2.0
                 * (std::f64::consts::PI * c as f64 * (2 * m + 1) as f64 / (2.0 * MEL as f64)).cos()
                 / (2.0 * MEL as f64).sqrt();

@@ -403,8 +403,27 @@ fn cepstrum(mel: &[f32; MEL_BANDS], peak: i16, out: &mut [f32; COEFFS]) {
     for (l, &m) in log_mel.iter_mut().zip(mel.iter()) {
         *l = libm::logf(m * inv + LOG_OFFSET);
     }
-    for (o, row) in out.iter_mut().zip(DCT.chunks_exact(MEL_BANDS)) {
-        *o = row.iter().zip(log_mel.iter()).map(|(&d, &l)| d * l).sum();
+    // DCT rows are even (c even) or odd (c odd) about the middle band:
+    // fold the log-mels once, then 20 products per coefficient.
+    let (lo, hi) = log_mel.split_at(MEL_BANDS / 2);
+    let mut even = [0.0f32; MEL_BANDS / 2];
+    let mut odd = [0.0f32; MEL_BANDS / 2];
+    for (((e, o), &a), &b) in even
+        .iter_mut()
+        .zip(odd.iter_mut())
+        .zip(lo.iter())
+        .zip(hi.iter().rev())
+    {
+        *e = a + b;
+        *o = a - b;
+    }
+    for (c, (o, row)) in out
+        .iter_mut()
+        .zip(DCT.chunks_exact(MEL_BANDS / 2))
+        .enumerate()
+    {
+        let folded = if c % 2 == 0 { &even } else { &odd };
+        *o = row.iter().zip(folded.iter()).map(|(&d, &l)| d * l).sum();
     }
 }
 
