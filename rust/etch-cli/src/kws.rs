@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use etch_frontend::{wav::Wav, Frontend, Quant, Stream, FEATURES, FRAME_STEP, HOPS};
+use etch_frontend::{wav::Wav, Frontend, Quant, Stream, CLIP_SAMPLES, FEATURES, FRAME_STEP, HOPS};
 use etch_pte::ScalarType;
 use etch_runtime::{Method, Output, Program, TensorInfo};
 
@@ -396,6 +396,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
         }
         if peak == 0 {
             note.push_str("  (all samples 0: features undefined, see etch-frontend)");
+        }
+        if pcm.len() > CLIP_SAMPLES {
+            let secs = pcm.len() as f64 / 16000.0;
+            note.push_str(&format!(
+                "  ({secs:.2} s: first second only, --stream for all)"
+            ));
+        } else if pcm.len() < CLIP_SAMPLES {
+            let secs = pcm.len() as f64 / 16000.0;
+            note.push_str(&format!("  ({secs:.2} s, zero-padded to 1 s)"));
         }
         println!(
             "{:<width$}  {:<8} {:>6.3}  {:>7.0} us  {:>7.0} us{note}",
