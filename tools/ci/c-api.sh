@@ -215,5 +215,18 @@ else
   echo "ok   qemu exit status follows the result (deliberately failing build: $(tail -1 "$out/canary.log"))"
 fi
 
+# Opt-in (nightly + miri, several minutes): Miri over the Rust-side tests of
+# the handles (src/tests.rs), Stacked and Tree Borrows.
+if [ "${ETCH_MIRI:-0}" = 1 ]; then
+  rustup component add --toolchain nightly miri rust-src >/dev/null
+  f=op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify
+  (cd "$ffi" && CARGO_TARGET_DIR=$out/cargo-miri cargo +nightly miri test -q --no-default-features --features $f tiny_through &&
+    MIRIFLAGS=-Zmiri-tree-borrows CARGO_TARGET_DIR=$out/cargo-miri cargo +nightly miri test -q --no-default-features --features $f) &&
+    echo "ok   miri: handle tests clean under Stacked and Tree Borrows" || fail "miri"
+fi
+(cd "$ffi" && CARGO_TARGET_DIR=$out/cargo-test cargo test -q --no-default-features \
+  --features op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify >"$out/rust-tests.log" 2>&1) &&
+  echo "ok   etch-ffi Rust-side tests" || { tail -20 "$out/rust-tests.log"; fail "etch-ffi Rust-side tests"; }
+
 echo "c-api: $(( $(date +%s) - start )) s"
 exit $status

@@ -12,7 +12,7 @@
 //!   handle: `etch_program_error`, `etch_method_error`.
 //!
 //! One module per API area; later areas (the audio front end) add theirs.
-#![no_std]
+#![cfg_attr(not(test), no_std)]
 #![allow(non_camel_case_types)]
 
 mod log;
@@ -21,6 +21,8 @@ mod program;
 mod ptr;
 mod registry;
 mod status;
+#[cfg(test)]
+mod tests;
 
 pub use log::*;
 pub use method::*;
@@ -70,7 +72,7 @@ pub const ETCH_DTYPE_BOOL: i32 = 11;
 /// Bare metal: a panic cannot happen on any path the symbol check allows
 /// (CI links the library and rejects panic machinery), but the language
 /// needs a handler. Loop rather than pull in an abort routine.
-#[cfg(target_os = "none")]
+#[cfg(all(target_os = "none", not(test)))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     loop {}
@@ -78,7 +80,7 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 
 /// Hosted targets (native_sim, host tests): a `no_std` staticlib still needs
 /// a handler; end the process as C's `abort` does.
-#[cfg(not(target_os = "none"))]
+#[cfg(all(not(target_os = "none"), not(test)))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     extern "C" {

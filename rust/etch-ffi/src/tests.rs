@@ -1,0 +1,177 @@
+//! The C functions called from Rust the way C calls them (raw pointers into
+//! caller-owned memory), on a real fixture. The C harness (tests/c-api) is
+//! the main test; these exist so that Miri can check the handles' unsafe code
+//! (the method's borrow of its own handle, copied handles):
+//!
+//! ```sh
+//! cd rust/etch-ffi
+//! FEATURES=op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify
+//! cargo +nightly miri test --no-default-features --features $FEATURES tiny_through
+//! MIRIFLAGS=-Zmiri-tree-borrows cargo +nightly miri test --no-default-features --features $FEATURES
+//! ```
+#![allow(clippy::undocumented_unsafe_blocks)]
+
+use core::ffi::c_void;
+use core::mem::MaybeUninit;
+use core::ptr::{addr_of, addr_of_mut, null, null_mut};
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::*;
+
+#[repr(C, align(16))]
+struct Aligned<const N: usize>([u8; N]);
+
+static TINY: &Aligned<5408> = &Aligned(*include_bytes!(
+    "../../../tests/fixtures/tiny_cm_m33_int8io.pte"
+));
+const INPUT_NPY: &[u8] = include_bytes!("../../../tests/fixtures/tiny_cm_m33_int8io.input0.npy");
+const OUTPUT_NPY: &[u8] = include_bytes!("../../../tests/fixtures/tiny_cm_m33_int8io.output0.npy");
+
+/// The payload of a version-1 .npy file.
+fn npy(raw: &[u8]) -> &[u8] {
+    assert_eq!(&raw[..6], b"\x93NUMPY");
+    let header = u16::from_le_bytes([raw[8], raw[9]]) as usize;
+    &raw[10 + header..]
+}
+
+#[cfg(feature = "log")]
+#[no_mangle]
+extern "C" fn etch_log_write(
+    _level: core::ffi::c_int,
+    _msg: *const core::ffi::c_char,
+    _len: usize,
+) {
+}
+
+fn zeroed<T>() -> T {
+    // SAFETY: the handle and info structs are plain integers/arrays.
+    unsafe { MaybeUninit::zeroed().assume_init() }
+}
+
+#[test]
+fn tiny_through_the_c_api() {
+    run::<false>()
+}
+
+/// Needs `MIRIFLAGS=-Zmiri-tree-borrows` under Miri (see `run`).
+#[test]
+fn copied_handle_is_refused() {
+    run::<true>()
+}
+
+fn run<const COPY: bool>() {
+    unsafe {
+        let mut prog: etch_program_t = zeroed();
+        let p = addr_of_mut!(prog);
+        let data = TINY.0.as_ptr().cast::<c_void>();
+        assert_eq!(etch_program_load(p, data, TINY.0.len(), true), ETCH_OK);
+
+        let mut meta: etch_method_meta_t = zeroed();
+        assert_eq!(etch_method_meta(p, c"forward".as_ptr(), &mut meta), ETCH_OK);
+        assert_eq!(
+            (meta.num_inputs, meta.num_outputs, meta.num_instructions),
+            (1, 1, 2)
+        );
+        assert_eq!(meta.num_planned_buffers, 1);
+        let mut size = 0usize;
+        assert_eq!(
+            etch_method_planned_buffer_size(p, c"forward".as_ptr(), 0, &mut size),
+            ETCH_OK
+        );
+        assert_eq!(size, 48); // ExecuTorch's plan (expected.json)
+
+        let mut arena = Aligned([0u8; 48]);
+        let mut state = [0u8; 64];
+        let planned = [arena.0.as_mut_ptr().cast::<c_void>()];
+        let lens = [size];
+        let mut m: etch_method_t = zeroed();
+        let mp = addr_of_mut!(m);
+        let st = state.as_mut_ptr().cast::<c_void>();
+        // One byte short, then exact.
+        let short = meta.method_state_bytes - 1;
+        let r = etch_method_load(
+            mp,
+            p,
+            c"forward".as_ptr(),
+            st,
+            short,
+            planned.as_ptr(),
+            lens.as_ptr(),
+            1,
+        );
+        assert_eq!(r, ETCH_MEMORY_ALLOCATION_FAILED);
+        let mut err: etch_error_t = zeroed();
+        assert_eq!(etch_method_error(mp, &mut err), ETCH_OK);
+        assert_eq!((err.status, err.at), (ETCH_MEMORY_ALLOCATION_FAILED, 1));
+        let exact = meta.method_state_bytes;
+        let r = etch_method_load(
+            mp,
+            p,
+            c"forward".as_ptr(),
+            st,
+            exact,
+            planned.as_ptr(),
+            lens.as_ptr(),
+            1,
+        );
+        assert_eq!(r, ETCH_OK);
+
+        let input = npy(INPUT_NPY);
+        let expected = npy(OUTPUT_NPY);
+        for round in 0..2 {
+            assert_eq!(
+                etch_method_set_input(mp, 0, input.as_ptr().cast(), input.len()),
+                ETCH_OK
+            );
+            let r = if round == 0 {
+                etch_method_execute(mp)
+            } else {
+                extern "C" fn ticks() -> u32 {
+                    static T: AtomicU32 = AtomicU32::new(0);
+                    T.fetch_add(1, Ordering::Relaxed)
+                }
+                let mut prof = [0u32; 2];
+                let r = etch_method_execute_profiled(mp, Some(ticks), prof.as_mut_ptr(), 2);
+                assert_eq!(prof, [1, 1]);
+                r
+            };
+            assert_eq!(r, ETCH_OK);
+            let (mut out, mut n) = (null::<c_void>(), 0usize);
+            assert_eq!(etch_method_output(mp, 0, &mut out, &mut n), ETCH_OK);
+            assert_eq!(core::slice::from_raw_parts(out.cast::<u8>(), n), expected);
+        }
+        let (mut name, mut len) = (null(), 0usize);
+        assert_eq!(
+            etch_method_instruction_operator(mp, 1, &mut name, &mut len),
+            ETCH_OK
+        );
+        assert_eq!(
+            core::slice::from_raw_parts(name.cast::<u8>(), len),
+            b"cortex_m::quantized_linear.out"
+        );
+
+        if COPY {
+            // A bitwise copy is refused; the original still runs. (The copy
+            // reads the handle while the method borrows part of it: Tree
+            // Borrows accepts that, Stacked Borrows does not; C's memcpy is
+            // invisible to the compiled Rust either way.)
+            let mut copy: etch_method_t = zeroed();
+            core::ptr::copy_nonoverlapping(addr_of!(m), addr_of_mut!(copy), 1);
+            assert_eq!(etch_method_execute(addr_of_mut!(copy)), ETCH_INVALID_STATE);
+            assert_eq!(
+                etch_method_set_input(mp, 0, input.as_ptr().cast(), input.len()),
+                ETCH_OK
+            );
+            assert_eq!(etch_method_execute(mp), ETCH_OK);
+        }
+
+        // Misuse gives codes.
+        assert_eq!(etch_method_execute(null_mut()), ETCH_INVALID_ARGUMENT);
+        assert_eq!(
+            etch_method_set_input(mp, 0, arena.0.as_ptr().cast(), input.len()),
+            ETCH_INVALID_ARGUMENT
+        );
+        let mut zero: etch_method_t = zeroed();
+        assert_eq!(etch_method_execute(&mut zero), ETCH_INVALID_STATE);
+    }
+}
