@@ -87,8 +87,19 @@ impl ConvQuant {
 /// about 20 here).
 #[inline(never)]
 fn finish_into(q: &ConvQuant, acc: &[i32], full: &[i32], req: &[Requant], out: &mut [i8]) {
-    for (((d, &a), &f), r) in out.iter_mut().zip(acc).zip(full).zip(req) {
-        *d = q.out(f.wrapping_add(a), r);
+    let rows = out.iter_mut().zip(acc).zip(full).zip(req);
+    if q.act_min == -128 && q.act_max == 127 {
+        // The usual case: a constant clamp (one `ssat`).
+        for (((d, &a), &f), r) in rows {
+            *d = r
+                .apply(f.wrapping_add(a))
+                .wrapping_add(q.output_offset)
+                .clamp(-128, 127) as i8;
+        }
+    } else {
+        for (((d, &a), &f), r) in rows {
+            *d = q.out(f.wrapping_add(a), r);
+        }
     }
 }
 
@@ -420,10 +431,16 @@ pub(crate) fn depthwise<M: Mac>(
     let (i, o) = (g.input, g.output);
     let (kh, kw) = g.kernel;
     let zp = q.input_offset.wrapping_neg();
+    if i.c == 1 && M::PACKED_POINTWISE && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
+        return depthwise_single_gemm::<M>(g, q, input, filter, bias, mult, shift, output);
+    }
     if i.c == 1 && kh * kw <= MAX_TAPS && (-128..=127).contains(&zp) {
         return depthwise_single_input::<M>(g, q, input, filter, bias, mult, shift, output);
     }
     if ch_mult == 1 && (-128..=127).contains(&zp) {
+        if M::PACKED_DEPTHWISE && kh * kw <= DW_MAX_TAPS {
+            return depthwise_packed::<M>(g, q, input, filter, bias, mult, shift, output);
+        }
         return depthwise_mult1::<M>(g, q, input, filter, bias, mult, shift, output);
     }
     let (cin, cout) = (i.c, o.c);
@@ -510,7 +527,7 @@ pub(crate) fn depthwise<M: Mac>(
 /// word of the weights per tap. Padding taps read the input zero point
 /// (offset-corrected 0), so every pixel runs the same full tap loop.
 #[allow(clippy::too_many_arguments)]
-fn depthwise_mult1<M: Mac>(
+pub(crate) fn depthwise_mult1<M: Mac>(
     g: &Window,
     q: &ConvQuant,
     input: &[i8],
@@ -609,6 +626,268 @@ fn depthwise_mult1<M: Mac>(
     Ok(())
 }
 
+/// Words of unpacked depthwise weights on the stack (1152 B: a 3×3 kernel
+/// over 64 channels).
+const DW_PACK_WORDS: usize = 288;
+
+/// Depthwise multiplier 1 for [`Mac::PACKED_DEPTHWISE`] implementations:
+/// per channel chunk the weights are unpacked once into int16 lanes
+/// (per four-channel block and tap: channels 0,2 and 1,3); per output pixel
+/// a table holds every tap's input run (or a run of zero points for padding
+/// taps), so border and interior pixels run the same loop
+/// ([`Mac::dw_block`]: one input word, two unpacks, four `SMLAxy` per tap).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn depthwise_packed<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let ntaps = kh * kw;
+    if ntaps > DW_MAX_TAPS {
+        return depthwise_mult1::<M>(g, q, input, filter, bias, mult, shift, output);
+    }
+    let ch = o.c;
+    let off = q.input_offset;
+    let zpbuf = [off.wrapping_neg() as i8; CHUNK];
+    // Channels per chunk: whole blocks of four whose unpacked weights fit.
+    let chunk = CHUNK.min(4 * (DW_PACK_WORDS / (2 * ntaps.max(1))));
+    if chunk == 0 {
+        return Err(BAD);
+    }
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut accs = [0i32; CHUNK];
+    let mut wq = [0u32; DW_PACK_WORDS];
+    let mut c0 = 0;
+    while c0 < ch {
+        let cn = chunk.min(ch - c0);
+        chunk_consts(
+            c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        let blocks = cn / 4;
+        let mut taps = Taps::new(cn);
+        for (blk, dst) in wq
+            .chunks_exact_mut(2 * ntaps.max(1))
+            .take(blocks)
+            .enumerate()
+        {
+            for (t, d) in dst.as_chunks_mut::<2>().0.iter_mut().enumerate() {
+                let w = super::dsp::word(four(filter, t * ch + c0 + 4 * blk)?);
+                *d = [super::dsp::sxtb16(w), super::dsp::sxtb16_ror8(w)];
+            }
+        }
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                for ox in 0..o.w {
+                    taps.clear();
+                    for ky in 0..kh {
+                        let y = (oy * g.stride.0 + ky * g.dilation.0).wrapping_sub(g.padding.0);
+                        for kx in 0..kw {
+                            let xx =
+                                (ox * g.stride.1 + kx * g.dilation.1).wrapping_sub(g.padding.1);
+                            let run = if y < i.h && xx < i.w {
+                                row(input, ((b * i.h + y) * i.w + xx) * ch + c0, cn)?
+                            } else {
+                                zpbuf.get(..cn).ok_or(BAD)?
+                            };
+                            taps.push(run)?;
+                        }
+                    }
+                    for blk in 0..blocks {
+                        let w = wq.get(2 * ntaps * blk..2 * ntaps * (blk + 1)).ok_or(BAD)?;
+                        let acc = M::dw_block(&taps, 4 * blk, w)?;
+                        if let Some(d) = accs.get_mut(4 * blk..4 * blk + 4) {
+                            d.copy_from_slice(&acc);
+                        }
+                    }
+                    // Channel tail (C % 4): plain loop.
+                    for l in 4 * blocks..cn {
+                        let mut a = 0i32;
+                        for (t, run) in taps.runs().enumerate() {
+                            let x = *run.get(l).ok_or(BAD)? as i32;
+                            let w = *filter.get(t * ch + c0 + l).ok_or(BAD)? as i32;
+                            a = a.wrapping_add(x * w);
+                        }
+                        *accs.get_mut(l).ok_or(BAD)? = a;
+                    }
+                    let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
+                    let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
+                    finish_into(q, &accs, &full, &req, dst);
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// The input runs of one output pixel's taps: every run has at least `len`
+/// values (checked on push), which is what lets [`Mac::dw_block`] read four
+/// values at any block offset below `len` without bounds checks.
+/// Most taps a [`Taps`] table holds (what [`DW_PACK_WORDS`] admits).
+const DW_MAX_TAPS: usize = DW_PACK_WORDS / 8;
+
+pub(crate) struct Taps<'a> {
+    runs: [&'a [i8]; DW_MAX_TAPS],
+    /// `runs[t].as_ptr()`, for the DSP loop.
+    #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
+    ptrs: [*const i8; DW_MAX_TAPS],
+    n: usize,
+    len: usize,
+}
+
+impl<'a> Taps<'a> {
+    #[inline(always)]
+    pub(crate) fn new(len: usize) -> Self {
+        Taps {
+            runs: [&[]; DW_MAX_TAPS],
+            ptrs: [core::ptr::null(); DW_MAX_TAPS],
+            n: 0,
+            len,
+        }
+    }
+
+    /// Drops every run (keeps the buffers: no re-initialisation per pixel).
+    #[inline(always)]
+    pub(crate) fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    #[inline(always)]
+    pub(crate) fn push(&mut self, run: &'a [i8]) -> KernelResult {
+        if run.len() < self.len {
+            return Err(BAD);
+        }
+        let (Some(r), Some(p)) = (self.runs.get_mut(self.n), self.ptrs.get_mut(self.n)) else {
+            return Err(BAD);
+        };
+        (*r, *p) = (run, run.as_ptr());
+        self.n += 1;
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(crate) fn runs(&self) -> impl Iterator<Item = &'a [i8]> + '_ {
+        self.runs.iter().take(self.n).copied()
+    }
+
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub(crate) fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Start pointers of the runs (each run at least [`Taps::len`] long).
+    #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn ptrs(&self) -> &[*const i8] {
+        self.ptrs.get(..self.n).unwrap_or(&[])
+    }
+}
+
+/// Bytes of gathered input windows [`depthwise_single_gemm`] keeps.
+const PATCH_BYTES: usize = 1024;
+
+/// Depthwise with one input channel as a matrix product, for
+/// [`Mac::PACKED_POINTWISE`] implementations: each output pixel's window
+/// (padding taps = the input zero point, whose offset-corrected value is 0;
+/// length rounded up to whole groups of four with zeros) is one row, each
+/// output channel's taps one column, and the pointwise machinery
+/// ([`Mac::pack4`], [`Mac::dot_1x4`]) runs four channels against a block of
+/// gathered windows at a time.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn depthwise_single_gemm<M: Mac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let ntaps = kh * kw;
+    let len = ntaps.div_ceil(4) * 4;
+    let cout = o.c;
+    let off = q.input_offset;
+    let zp = off.wrapping_neg() as i8;
+    let per_block = (PATCH_BYTES / len.max(1)).max(1);
+    let pixels = o.n * o.h * o.w;
+    let mut patches = [0i8; PATCH_BYTES];
+    let mut cols = [[0i8; PACK_IC]; 4];
+    let mut buf = [0u32; 2 * PACK_IC];
+    let packed = buf.get_mut(..2 * len).ok_or(BAD)?;
+    let mut p0 = 0;
+    while p0 < pixels {
+        let pn = per_block.min(pixels - p0);
+        for (k, patch) in patches.chunks_exact_mut(len.max(1)).take(pn).enumerate() {
+            let p = p0 + k;
+            let (b, oy, ox) = (
+                p / (o.h * o.w).max(1),
+                (p / o.w.max(1)) % o.h.max(1),
+                p % o.w.max(1),
+            );
+            patch.fill(0);
+            let mut t = 0;
+            for ky in 0..kh {
+                let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for kx in 0..kw {
+                    let x = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let v = match (y, x) {
+                        (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
+                        _ => zp,
+                    };
+                    *patch.get_mut(t).ok_or(BAD)? = v;
+                    t += 1;
+                }
+            }
+        }
+        let mut oc = 0;
+        while oc < cout {
+            let n = 4.min(cout - oc);
+            let mut init4 = [0i32; 4];
+            let mut req4 = [Requant::new(0, 0); 4];
+            for (l, col) in cols.iter_mut().enumerate() {
+                let c = oc + l.min(n - 1);
+                let mut s = 0i32;
+                for (t, d) in col.iter_mut().enumerate().take(ntaps) {
+                    *d = *filter.get(t * cout + c).ok_or(BAD)?;
+                    s = s.wrapping_add(*d as i32);
+                }
+                init4[l] = bias
+                    .and_then(|b| b.get(c).copied())
+                    .unwrap_or(0)
+                    .wrapping_add(off.wrapping_mul(s));
+                req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+            }
+            let [c0, c1, c2, c3] = &cols;
+            M::pack4([&c0[..len], &c1[..len], &c2[..len], &c3[..len]], packed);
+            for (k, patch) in patches.chunks_exact(len.max(1)).take(pn).enumerate() {
+                let acc = M::dot_1x4(patch, packed);
+                let ob = (p0 + k) * cout + oc;
+                let dst = output.get_mut(ob..ob + n).ok_or(BAD)?;
+                finish_into(q, &acc, &init4, &req4, dst);
+            }
+            oc += 4;
+        }
+        p0 += pn;
+    }
+    Ok(())
+}
+
 /// Depthwise with one input channel (DS-CNN's first layer: a plain conv
 /// with `C_out` filters exported with depth multiplier `C_out`). Two pixels
 /// at a time: their window values are gathered once, padding taps filled
@@ -616,7 +895,7 @@ fn depthwise_mult1<M: Mac>(
 /// add nothing), then every four-channel block runs all taps with eight
 /// accumulators.
 #[allow(clippy::too_many_arguments)]
-fn depthwise_single_input<M: Mac>(
+pub(crate) fn depthwise_single_input<M: Mac>(
     g: &Window,
     q: &ConvQuant,
     input: &[i8],

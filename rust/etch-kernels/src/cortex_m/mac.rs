@@ -9,6 +9,8 @@
 //! common prefix of the slices.
 
 use super::dsp::{pack16, smlabb, smlabt, smlad, smlatb, smlatt, sxtb16, sxtb16_ror8, word};
+use super::kernels::Taps;
+use crate::error::KernelError;
 
 pub(crate) trait Mac {
     /// `[Σ x·w0, Σ x·w1]`: one input row against two weight rows.
@@ -36,6 +38,27 @@ pub(crate) trait Mac {
     /// `[Σ x·w_r]` for the four rows packed by [`Mac::pack4`], over the
     /// whole groups of four in `x`.
     fn dot_1x4(x: &[i8], packed: &[u32]) -> [i32; 4];
+    /// Whether the depthwise kernel should use [`Mac::dw_block`].
+    const PACKED_DEPTHWISE: bool;
+    /// `[Σ_t run_t[j + l]·w_t[l]]` for lanes `l < 4` over the taps of
+    /// `taps`, with `w` the block's unpacked weights (two words per tap:
+    /// lanes 0,2 and 1,3). Errors unless `j + 4 ≤ taps.len()` and `w` has two
+    /// words per tap.
+    fn dw_block(taps: &Taps<'_>, j: usize, w: &[u32]) -> Result<[i32; 4], KernelError> {
+        if j + 4 > taps.len() || w.len() < 2 * taps.count() {
+            return Err(KernelError::InvalidArgument);
+        }
+        let lane = |w: u32, h: u32| (w >> (16 * h)) as u16 as i16 as i32;
+        let mut a = [0i32; 4];
+        for (run, w) in taps.runs().zip(w.as_chunks::<2>().0) {
+            let x = run.get(j..j + 4).unwrap_or(&[0; 4]);
+            a[0] = a[0].wrapping_add(x[0] as i32 * lane(w[0], 0));
+            a[2] = a[2].wrapping_add(x[2] as i32 * lane(w[0], 1));
+            a[1] = a[1].wrapping_add(x[1] as i32 * lane(w[1], 0));
+            a[3] = a[3].wrapping_add(x[3] as i32 * lane(w[1], 1));
+        }
+        Ok(a)
+    }
     /// Four channels side by side: `acc[j] + x[j]·w[j]`.
     fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4];
     /// One input value per pixel for two pixels (`xs` = two int16 lanes,
@@ -59,6 +82,7 @@ pub(crate) struct Scalar;
 
 impl Mac for Scalar {
     const PACKED_POINTWISE: bool = false;
+    const PACKED_DEPTHWISE: bool = false;
 
     #[inline(always)]
     fn dot_1x4(x: &[i8], packed: &[u32]) -> [i32; 4] {
@@ -135,6 +159,56 @@ pub(crate) struct Dsp;
 
 impl Mac for Dsp {
     const PACKED_POINTWISE: bool = true;
+    const PACKED_DEPTHWISE: bool = true;
+
+    #[cfg(all(target_arch = "arm", feature = "dsp"))]
+    #[inline(always)]
+    fn dw_block(taps: &Taps<'_>, j: usize, w: &[u32]) -> Result<[i32; 4], KernelError> {
+        let n = taps.count();
+        if j + 4 > taps.len() || w.len() < 2 * n {
+            return Err(KernelError::InvalidArgument);
+        }
+        let (mut a0, mut a1, mut a2, mut a3) = (0i32, 0i32, 0i32, 0i32);
+        if n == 0 {
+            return Ok([0; 4]);
+        }
+        // SAFETY: `n ≥ 1` passes; pass t reads pointer `ptrs[t]` (n of
+        // them), four bytes at offset `j` of that run (every run holds at
+        // least `taps.len() ≥ j + 4` bytes: checked on push and above) and two
+        // words of `w` (checked: `w.len() ≥ 2n`). Unaligned `ldr` is fine on
+        // Armv7E-M/Armv8-M; `w` is word-aligned for `ldrd`. Registers only
+        // otherwise; flags and the sticky Q bit are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldr {x}, [{tp}], #4",
+                "ldr {x}, [{x}, {j}]",
+                "ldrd {w0}, {w1}, [{wp}], #8",
+                "sxtb16 {xo}, {x}, ror #8",
+                "sxtb16 {x}, {x}",
+                "smlabb {a0}, {x}, {w0}, {a0}",
+                "smlatt {a2}, {x}, {w0}, {a2}",
+                "smlabb {a1}, {xo}, {w1}, {a1}",
+                "smlatt {a3}, {xo}, {w1}, {a3}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                tp = inout(reg) taps.ptrs().as_ptr() => _,
+                wp = inout(reg) w.as_ptr() => _,
+                j = in(reg) j,
+                n = inout(reg) n => _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                a2 = inout(reg) a2,
+                a3 = inout(reg) a3,
+                x = out(reg) _,
+                xo = out(reg) _,
+                w0 = out(reg) _,
+                w1 = out(reg) _,
+                options(nostack, readonly),
+            );
+        }
+        Ok([a0, a1, a2, a3])
+    }
 
     #[inline(always)]
     fn dot_1x4(x: &[i8], packed: &[u32]) -> [i32; 4] {

@@ -677,6 +677,9 @@ fn dscnn_shapes_match_reference_on_both_paths() {
         (geometry((6, 5, 9), 9, (3, 3), (2, 1), (1, 1)), Some(1)),
         (geometry((49, 10, 1), 64, (10, 4), (2, 2), (5, 1)), Some(64)),
         (geometry((9, 7, 1), 6, (3, 4), (2, 1), (1, 2)), Some(6)),
+        // Past the packed paths' limits: 133 input channels, 7×7 taps.
+        (geometry((3, 3, 133), 6, (1, 1), (1, 1), (0, 0)), None),
+        (geometry((8, 8, 6), 6, (7, 7), (1, 1), (3, 3)), Some(1)),
     ];
     for (g, ch_mult) in shapes {
         for &(zp_in, shift_lo, shift_hi) in
@@ -740,6 +743,46 @@ fn dscnn_shapes_match_reference_on_both_paths() {
                 };
                 res.unwrap();
                 assert_eq!(got, want, "{g:?} mult {ch_mult:?} zp {zp_in} dsp {dsp}");
+            }
+            // Every loop structure with both implementations, whichever the
+            // dispatch would pick.
+            type K<'a> = fn(
+                &Window,
+                &ConvQuant,
+                &[i8],
+                &[i8],
+                Option<&[i32]>,
+                &[i32],
+                &[i32],
+                &mut [i8],
+            ) -> KernelResult;
+            let paths: Vec<K> = match ch_mult {
+                None if g.kernel == (1, 1) => vec![
+                    kernels::pointwise::<Scalar>,
+                    kernels::pointwise::<Dsp>,
+                    kernels::pointwise_packed::<Scalar>,
+                    kernels::pointwise_packed::<Dsp>,
+                    kernels::conv::<Scalar>,
+                    kernels::conv::<Dsp>,
+                ],
+                None => vec![kernels::conv::<Scalar>, kernels::conv::<Dsp>],
+                Some(1) => vec![
+                    kernels::depthwise_mult1::<Scalar>,
+                    kernels::depthwise_mult1::<Dsp>,
+                    kernels::depthwise_packed::<Scalar>,
+                    kernels::depthwise_packed::<Dsp>,
+                ],
+                Some(_) => vec![
+                    kernels::depthwise_single_input::<Scalar>,
+                    kernels::depthwise_single_input::<Dsp>,
+                    kernels::depthwise_single_gemm::<Scalar>,
+                    kernels::depthwise_single_gemm::<Dsp>,
+                ],
+            };
+            for (k, f) in paths.iter().enumerate() {
+                let mut got = vec![0i8; o.elements().unwrap()];
+                f(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got).unwrap();
+                assert_eq!(got, want, "{g:?} path {k} zp {zp_in}");
             }
         }
     }
