@@ -37,7 +37,7 @@ etch_status_t etch_zephyr_load_model(etch_program_t *program);
  * etch_method_execute_profiled() with k_cycle_get_32(): per_instruction[i]
  * gets instruction i's cycles (n >= etch_method_meta_t.num_instructions).
  * With CONFIG_ETCH_LOG each kernel instruction is logged at info level:
- * "etch profile: #i <operator> <cycles> cycles", then the total.
+ * "profile: #i <operator> <cycles> cycles", then the total.
  */
 etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instruction,
 					   size_t n);

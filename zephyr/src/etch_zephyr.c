@@ -47,10 +47,10 @@ etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instr
 				continue; /* moves and jumps run no kernel */
 			}
 			total += per_instruction[i];
-			LOG_INF("etch profile: #%u %.*s %u cycles", (unsigned int)i, (int)len,
+			LOG_INF("profile: #%u %.*s %u cycles", (unsigned int)i, (int)len,
 				op, per_instruction[i]);
 		}
-		LOG_INF("etch profile: total %llu cycles (%u Hz counter)",
+		LOG_INF("profile: total %llu cycles (%u Hz counter)",
 			(unsigned long long)total, (unsigned int)sys_clock_hw_cycles_per_sec());
 	}
 #endif

@@ -84,10 +84,32 @@ int main(void)
 	if (st != ETCH_OK) {
 		return fail("etch_method_set_input", st);
 	}
+#if defined(CONFIG_ETCH_PROFILE)
+	/* Cycles per instruction (k_cycle_get_32); logged too with CONFIG_ETCH_LOG. */
+	static uint32_t cycles[16];
+
+	if (meta.num_instructions > ARRAY_SIZE(cycles)) {
+		return fail("profile array", ETCH_OUT_OF_RESOURCES);
+	}
+	st = etch_zephyr_execute_profiled(&method, cycles, meta.num_instructions);
+	if (st != ETCH_OK) {
+		return fail("etch_zephyr_execute_profiled", st);
+	}
+	for (size_t i = 0; i < meta.num_instructions; i++) {
+		const char *op;
+		size_t len;
+
+		if (etch_method_instruction_operator(&method, i, &op, &len) == ETCH_OK) {
+			printk("etch hello: profile #%u %.*s: %u cycles\n", (unsigned int)i,
+			       (int)len, op, cycles[i]);
+		}
+	}
+#else
 	st = etch_method_execute(&method);
 	if (st != ETCH_OK) {
 		return fail("etch_method_execute", st);
 	}
+#endif
 
 	const void *out;
 	size_t out_len;
