@@ -94,7 +94,9 @@ fn to_usize(v: u64, what: &'static str, at: usize) -> Result<usize> {
 #[derive(Clone, Copy, Debug)]
 pub struct PteFile<'a> {
     data: &'a [u8],
-    header: Option<ExtendedHeader>,
+    // The extended header is parsed again when asked for, not stored: a
+    // 40-byte u64-aligned field made every copy of the view (Program,
+    // MethodMeta, Method) larger.
     program_size: usize,
     segment_base: usize,
     root: Program<'a>,
@@ -147,7 +149,6 @@ impl<'a> PteFile<'a> {
         let root = Program(Table::at(program, root)?);
         Ok(PteFile {
             data,
-            header,
             program_size,
             segment_base,
             root,
@@ -168,7 +169,8 @@ impl<'a> PteFile<'a> {
 
     /// The extended header, if the file has one.
     pub fn extended_header(&self) -> Option<ExtendedHeader> {
-        self.header
+        // Parsed successfully in `new_unchecked`, so this cannot fail.
+        ExtendedHeader::parse(self.data).ok().flatten()
     }
 
     /// Bytes of the flatbuffer part (headers included).

@@ -18,33 +18,55 @@ use core::marker::PhantomData;
 
 use crate::error::{Error, Result};
 
-#[inline]
-fn bytes<const N: usize>(buf: &[u8], pos: usize) -> Option<[u8; N]> {
-    let end = pos.checked_add(N)?;
-    buf.get(pos..end)?.try_into().ok()
+// Size: every reader below is one out-of-line, non-generic function. Left to
+// the inliner, each of the ~60 schema accessors carried its own copy of the
+// vtable walk, offset checks and error construction (tens of KB on Cortex-M).
+
+#[inline(never)]
+fn bytes_at(buf: &[u8], pos: usize, n: usize) -> Option<&[u8]> {
+    buf.get(pos..pos.checked_add(n)?)
 }
 
 /// Reads a little-endian `u32` at `pos`.
-#[inline]
+#[inline(never)]
 pub fn read_u32(buf: &[u8], pos: usize) -> Result<u32> {
-    bytes::<4>(buf, pos)
-        .map(u32::from_le_bytes)
-        .ok_or(Error::invalid("read past end of buffer", pos))
+    match bytes_at(buf, pos, 4) {
+        Some(&[a, b, c, d]) => Ok(u32::from_le_bytes([a, b, c, d])),
+        _ => Err(Error::invalid("read past end of buffer", pos)),
+    }
 }
 
 /// Reads a little-endian `u64` at `pos`.
-#[inline]
+#[inline(never)]
 pub fn read_u64(buf: &[u8], pos: usize) -> Result<u64> {
-    bytes::<8>(buf, pos)
-        .map(u64::from_le_bytes)
-        .ok_or(Error::invalid("read past end of buffer", pos))
+    let lo = read_u32(buf, pos)?;
+    match pos.checked_add(4).map(|p| read_u32(buf, p)) {
+        Some(Ok(hi)) => Ok(((hi as u64) << 32) | lo as u64),
+        _ => Err(Error::invalid("read past end of buffer", pos)),
+    }
 }
 
-#[inline]
+#[inline(never)]
 fn read_u16(buf: &[u8], pos: usize) -> Result<u16> {
-    bytes::<2>(buf, pos)
-        .map(u16::from_le_bytes)
-        .ok_or(Error::invalid("read past end of buffer", pos))
+    match bytes_at(buf, pos, 2) {
+        Some(&[a, b]) => Ok(u16::from_le_bytes([a, b])),
+        _ => Err(Error::invalid("read past end of buffer", pos)),
+    }
+}
+
+/// The scalar of `N` bytes at `pos` for [`Follow`]: widened to `u64`.
+#[inline(never)]
+fn scalar_bits(buf: &[u8], pos: usize, n: usize) -> Result<u64> {
+    let Some(b) = bytes_at(buf, pos, n) else {
+        return Err(Error::invalid("scalar past end of buffer", pos));
+    };
+    Ok(match *b {
+        [a] => a as u64,
+        [a, b] => u16::from_le_bytes([a, b]) as u64,
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => 0, // no scalar has another width
+    })
 }
 
 /// A value that can be read from a flatbuffer at a position: scalars, and
@@ -56,19 +78,22 @@ pub trait Follow<'a>: Sized {
 }
 
 macro_rules! scalar_follow {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $from:expr),*) => {$(
         impl<'a> Follow<'a> for $t {
             const INLINE_SIZE: usize = core::mem::size_of::<$t>();
             #[inline]
             fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
-                bytes::<{ core::mem::size_of::<$t>() }>(buf, pos)
-                    .map(<$t>::from_le_bytes)
-                    .ok_or(Error::invalid("scalar past end of buffer", pos))
+                scalar_bits(buf, pos, Self::INLINE_SIZE).map($from)
             }
         }
     )*};
 }
-scalar_follow!(u8, i8, u16, i16, u32, i32, u64, i64, f64);
+// Truncating casts: `scalar_bits` read exactly `size_of::<T>()` bytes.
+scalar_follow!(
+    u8 => |v| v as u8, i8 => |v| v as i8, u16 => |v| v as u16, i16 => |v| v as i16,
+    u32 => |v| v as u32, i32 => |v| v as i32, u64 => |v| v, i64 => |v| v as i64,
+    f64 => f64::from_bits
+);
 
 impl<'a> Follow<'a> for bool {
     const INLINE_SIZE: usize = 1;
@@ -79,7 +104,7 @@ impl<'a> Follow<'a> for bool {
 }
 
 /// Follows the `u32` offset stored at `pos` (relative to `pos`).
-#[inline]
+#[inline(never)]
 fn indirect(buf: &[u8], pos: usize) -> Result<usize> {
     let off = read_u32(buf, pos)? as usize;
     let target = pos
@@ -97,18 +122,23 @@ pub struct Table<'a> {
     buf: &'a [u8],
     pos: usize,
     vtable: usize,
-    vtable_len: usize,
 }
 
 impl<'a> Table<'a> {
     /// Opens the table at `pos`, checking its vtable header and object extent.
+    #[inline(never)]
     pub fn at(buf: &'a [u8], pos: usize) -> Result<Self> {
-        let soffset = i32::follow(buf, pos)? as i64;
-        let vtable = pos as i64 - soffset;
-        if vtable < 0 || vtable as u64 >= buf.len() as u64 {
-            return Err(Error::invalid("vtable outside buffer", pos));
-        }
-        let vtable = vtable as usize;
+        let soffset = i32::follow(buf, pos)?;
+        // vtable = pos - soffset, in native-width arithmetic.
+        let vtable = if soffset >= 0 {
+            pos.checked_sub(soffset as usize)
+        } else {
+            pos.checked_add(soffset.unsigned_abs() as usize)
+        };
+        let vtable = match vtable {
+            Some(v) if v < buf.len() => v,
+            _ => return Err(Error::invalid("vtable outside buffer", pos)),
+        };
         let vtable_len = read_u16(buf, vtable)? as usize;
         let object_len = read_u16(buf, vtable + 2)? as usize;
         if vtable_len < 4 || !vtable_len.is_multiple_of(2) || vtable + vtable_len > buf.len() {
@@ -117,12 +147,7 @@ impl<'a> Table<'a> {
         if object_len < 4 || pos + object_len > buf.len() {
             return Err(Error::invalid("table extends past end of buffer", pos));
         }
-        Ok(Table {
-            buf,
-            pos,
-            vtable,
-            vtable_len,
-        })
+        Ok(Table { buf, pos, vtable })
     }
 
     /// The table's byte offset in the buffer.
@@ -139,10 +164,13 @@ impl<'a> Table<'a> {
     /// inside the buffer. (Not inside `object_len`: the Python builder EXIR uses
     /// records an object size that can end before an 8-byte field padded to
     /// alignment, and ExecuTorch's verifier only checks buffer bounds too.)
-    #[inline]
+    #[inline(never)]
     pub fn field(&self, slot: u16, size: usize) -> Result<Option<usize>> {
         let entry = 4 + 2 * slot as usize;
-        if entry + 2 > self.vtable_len {
+        // Re-read rather than stored: a smaller `Table` is cheaper to pass
+        // around than one more (checked at `at`) load.
+        let vtable_len = read_u16(self.buf, self.vtable)? as usize;
+        if entry + 2 > vtable_len {
             return Ok(None); // truncated vtable: schema default
         }
         let off = read_u16(self.buf, self.vtable + entry)? as usize;
@@ -165,7 +193,7 @@ impl<'a> Table<'a> {
     }
 
     /// A reference field (table, vector, string), as the position it points to.
-    #[inline]
+    #[inline(never)]
     fn reference(&self, slot: u16) -> Result<Option<usize>> {
         match self.field(slot, 4)? {
             Some(p) => indirect(self.buf, p).map(Some),
@@ -174,6 +202,7 @@ impl<'a> Table<'a> {
     }
 
     /// A child table field.
+    #[inline(never)]
     pub fn table(&self, slot: u16) -> Result<Option<Table<'a>>> {
         match self.reference(slot)? {
             Some(p) => Table::at(self.buf, p).map(Some),
@@ -183,13 +212,69 @@ impl<'a> Table<'a> {
 
     /// A vector field.
     pub fn vector<T: Follow<'a>>(&self, slot: u16) -> Result<Option<Vector<'a, T>>> {
+        Ok(self.raw_vector(slot, T::INLINE_SIZE)?.map(Vector::from_raw))
+    }
+
+    /// A vector field that must be present: `InvalidProgram` with `what` at
+    /// the table's position when absent.
+    pub fn required_vector<T: Follow<'a>>(
+        &self,
+        slot: u16,
+        what: &'static str,
+    ) -> Result<Vector<'a, T>> {
+        self.raw_required_vector(slot, T::INLINE_SIZE, what)
+            .map(Vector::from_raw)
+    }
+
+    /// A vector field, empty when absent.
+    pub fn vector_or_empty<T: Follow<'a>>(&self, slot: u16) -> Result<Vector<'a, T>> {
+        Ok(Vector::from_raw(
+            self.raw_vector(slot, T::INLINE_SIZE)?
+                .unwrap_or(RawVector::EMPTY),
+        ))
+    }
+
+    #[inline(never)]
+    fn raw_vector(&self, slot: u16, elem: usize) -> Result<Option<RawVector<'a>>> {
         match self.reference(slot)? {
-            Some(p) => Vector::at(self.buf, p).map(Some),
+            Some(p) => RawVector::at(self.buf, p, elem).map(Some),
             None => Ok(None),
         }
     }
 
+    #[inline(never)]
+    fn raw_required_vector(
+        &self,
+        slot: u16,
+        elem: usize,
+        what: &'static str,
+    ) -> Result<RawVector<'a>> {
+        match self.raw_vector(slot, elem)? {
+            Some(v) => Ok(v),
+            None => Err(Error::invalid(what, self.pos)),
+        }
+    }
+
+    /// A string field that must be present (`what` when absent).
+    #[inline(never)]
+    pub fn required_string(&self, slot: u16, what: &'static str) -> Result<&'a [u8]> {
+        match self.string(slot)? {
+            Some(s) => Ok(s),
+            None => Err(Error::invalid(what, self.pos)),
+        }
+    }
+
+    /// A table field that must be present (`what` when absent).
+    #[inline(never)]
+    pub fn required_table(&self, slot: u16, what: &'static str) -> Result<Table<'a>> {
+        match self.table(slot)? {
+            Some(t) => Ok(t),
+            None => Err(Error::invalid(what, self.pos)),
+        }
+    }
+
     /// A string field (raw bytes, without the NUL terminator).
+    #[inline(never)]
     pub fn string(&self, slot: u16) -> Result<Option<&'a [u8]>> {
         match self.reference(slot)? {
             Some(p) => string_at(self.buf, p).map(Some),
@@ -199,6 +284,7 @@ impl<'a> Table<'a> {
 }
 
 /// The string at `pos`: `u32` length, bytes, NUL.
+#[inline(never)]
 fn string_at(buf: &[u8], pos: usize) -> Result<&[u8]> {
     let len = read_u32(buf, pos)? as usize;
     let start = pos + 4;
@@ -223,6 +309,43 @@ impl<'a> Follow<'a> for Table<'a> {
     const INLINE_SIZE: usize = 4;
     fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
         Table::at(buf, indirect(buf, pos)?)
+    }
+}
+
+/// A vector's place, whatever its element type: every check on vectors is
+/// done once, here, for all element types.
+#[derive(Clone, Copy, Debug)]
+struct RawVector<'a> {
+    buf: &'a [u8],
+    start: usize,
+    len: usize,
+}
+
+impl<'a> RawVector<'a> {
+    const EMPTY: RawVector<'static> = RawVector {
+        buf: &[],
+        start: 0,
+        len: 0,
+    };
+
+    #[inline(never)]
+    fn at(buf: &'a [u8], pos: usize, elem: usize) -> Result<Self> {
+        let len = read_u32(buf, pos)? as usize;
+        let start = pos + 4;
+        let end = len.checked_mul(elem).and_then(|n| n.checked_add(start));
+        match end {
+            Some(end) if end <= buf.len() => Ok(RawVector { buf, start, len }),
+            _ => Err(Error::invalid("vector past end of buffer", pos)),
+        }
+    }
+
+    /// Position of element `i`, checked against the length.
+    #[inline(never)]
+    fn element(&self, i: usize, elem: usize) -> Result<usize> {
+        if i >= self.len {
+            return Err(Error::invalid("vector index out of range", self.start));
+        }
+        Ok(self.start + i * elem)
     }
 }
 
@@ -266,19 +389,25 @@ impl<'a, T: Follow<'a>> Iterator for VectorIter<'a, T> {
 impl<'a, T: Follow<'a>> Vector<'a, T> {
     /// Opens the vector at `pos`, checking that all its elements lie in the buffer.
     pub fn at(buf: &'a [u8], pos: usize) -> Result<Self> {
-        let len = read_u32(buf, pos)? as usize;
-        let start = pos + 4;
-        let end = len
-            .checked_mul(T::INLINE_SIZE)
-            .and_then(|n| n.checked_add(start));
-        match end {
-            Some(end) if end <= buf.len() => Ok(Vector {
-                buf,
-                start,
-                len,
-                _t: PhantomData,
-            }),
-            _ => Err(Error::invalid("vector past end of buffer", pos)),
+        RawVector::at(buf, pos, T::INLINE_SIZE).map(Self::from_raw)
+    }
+
+    #[inline]
+    fn from_raw(raw: RawVector<'a>) -> Self {
+        Vector {
+            buf: raw.buf,
+            start: raw.start,
+            len: raw.len,
+            _t: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn raw(&self) -> RawVector<'a> {
+        RawVector {
+            buf: self.buf,
+            start: self.start,
+            len: self.len,
         }
     }
 
@@ -303,10 +432,7 @@ impl<'a, T: Follow<'a>> Vector<'a, T> {
     /// Element `i`, or an error if out of range or malformed.
     #[inline]
     pub fn get(&self, i: usize) -> Result<T> {
-        if i >= self.len {
-            return Err(Error::invalid("vector index out of range", self.start));
-        }
-        T::follow(self.buf, self.start + i * T::INLINE_SIZE)
+        T::follow(self.buf, self.raw().element(i, T::INLINE_SIZE)?)
     }
 
     /// The elements in order; each item is a `Result` because elements reached

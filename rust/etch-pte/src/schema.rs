@@ -170,16 +170,9 @@ macro_rules! table_view {
     };
 }
 
-fn required<T>(v: Option<T>, what: &'static str, table: &Table<'_>) -> Result<T> {
-    v.ok_or(Error::invalid(what, table.position()))
-}
-
+#[inline(never)]
 fn utf8<'a>(bytes: &'a [u8], what: &'static str, table: &Table<'_>) -> Result<&'a str> {
     core::str::from_utf8(bytes).map_err(|_| Error::invalid(what, table.position()))
-}
-
-fn vec_or_empty<'a, T: Follow<'a>>(v: Option<Vector<'a, T>>) -> Vector<'a, T> {
-    v.unwrap_or_else(Vector::empty)
 }
 
 table_view!(
@@ -191,22 +184,20 @@ impl<'a> Program<'a> {
         self.0.scalar(slot::program::VERSION, 0)
     }
     pub fn execution_plan(&self) -> Result<Vector<'a, ExecutionPlan<'a>>> {
-        let v = self.0.vector(slot::program::EXECUTION_PLAN)?;
-        required(v, "Program.execution_plan missing", &self.0)
+        self.0.required_vector(
+            slot::program::EXECUTION_PLAN,
+            "Program.execution_plan missing",
+        )
     }
     /// Deprecated inline constants (pre-0.7 files).
     pub fn constant_buffer(&self) -> Result<Vector<'a, Buffer<'a>>> {
-        self.0
-            .vector(slot::program::CONSTANT_BUFFER)
-            .map(vec_or_empty)
+        self.0.vector_or_empty(slot::program::CONSTANT_BUFFER)
     }
     pub fn backend_delegate_data(&self) -> Result<Vector<'a, BackendDelegateInlineData<'a>>> {
-        self.0
-            .vector(slot::program::BACKEND_DELEGATE_DATA)
-            .map(vec_or_empty)
+        self.0.vector_or_empty(slot::program::BACKEND_DELEGATE_DATA)
     }
     pub fn segments(&self) -> Result<Vector<'a, DataSegment<'a>>> {
-        self.0.vector(slot::program::SEGMENTS).map(vec_or_empty)
+        self.0.vector_or_empty(slot::program::SEGMENTS)
     }
     pub fn constant_segment(&self) -> Result<Option<SubsegmentOffsets<'a>>> {
         Ok(self
@@ -215,12 +206,10 @@ impl<'a> Program<'a> {
             .map(SubsegmentOffsets))
     }
     pub fn mutable_data_segments(&self) -> Result<Vector<'a, SubsegmentOffsets<'a>>> {
-        self.0
-            .vector(slot::program::MUTABLE_DATA_SEGMENTS)
-            .map(vec_or_empty)
+        self.0.vector_or_empty(slot::program::MUTABLE_DATA_SEGMENTS)
     }
     pub fn named_data(&self) -> Result<Vector<'a, NamedData<'a>>> {
-        self.0.vector(slot::program::NAMED_DATA).map(vec_or_empty)
+        self.0.vector_or_empty(slot::program::NAMED_DATA)
     }
 }
 
@@ -230,8 +219,9 @@ table_view!(
 );
 impl<'a> ExecutionPlan<'a> {
     pub fn name(&self) -> Result<&'a str> {
-        let s = self.0.string(slot::execution_plan::NAME)?;
-        let s = required(s, "ExecutionPlan.name missing", &self.0)?;
+        let s = self
+            .0
+            .required_string(slot::execution_plan::NAME, "ExecutionPlan.name missing")?;
         utf8(s, "ExecutionPlan.name is not UTF-8", &self.0)
     }
     pub fn container_meta_type(&self) -> Result<Option<ContainerMetadata<'a>>> {
@@ -241,42 +231,39 @@ impl<'a> ExecutionPlan<'a> {
             .map(ContainerMetadata))
     }
     pub fn values(&self) -> Result<Vector<'a, EValue<'a>>> {
-        let v = self.0.vector(slot::execution_plan::VALUES)?;
-        required(v, "ExecutionPlan.values missing", &self.0)
+        self.0
+            .required_vector(slot::execution_plan::VALUES, "ExecutionPlan.values missing")
     }
     pub fn inputs(&self) -> Result<Vector<'a, i32>> {
-        let v = self.0.vector(slot::execution_plan::INPUTS)?;
-        required(v, "ExecutionPlan.inputs missing", &self.0)
+        self.0
+            .required_vector(slot::execution_plan::INPUTS, "ExecutionPlan.inputs missing")
     }
     pub fn outputs(&self) -> Result<Vector<'a, i32>> {
-        let v = self.0.vector(slot::execution_plan::OUTPUTS)?;
-        required(v, "ExecutionPlan.outputs missing", &self.0)
+        self.0.required_vector(
+            slot::execution_plan::OUTPUTS,
+            "ExecutionPlan.outputs missing",
+        )
     }
     pub fn chains(&self) -> Result<Vector<'a, Chain<'a>>> {
-        let v = self.0.vector(slot::execution_plan::CHAINS)?;
-        required(v, "ExecutionPlan.chains missing", &self.0)
+        self.0
+            .required_vector(slot::execution_plan::CHAINS, "ExecutionPlan.chains missing")
     }
     pub fn operators(&self) -> Result<Vector<'a, Operator<'a>>> {
-        self.0
-            .vector(slot::execution_plan::OPERATORS)
-            .map(vec_or_empty)
+        self.0.vector_or_empty(slot::execution_plan::OPERATORS)
     }
     pub fn delegates(&self) -> Result<Vector<'a, BackendDelegate<'a>>> {
-        self.0
-            .vector(slot::execution_plan::DELEGATES)
-            .map(vec_or_empty)
+        self.0.vector_or_empty(slot::execution_plan::DELEGATES)
     }
     /// Planned buffer sizes per memory id; entry 0 is reserved.
     pub fn non_const_buffer_sizes(&self) -> Result<Vector<'a, i64>> {
-        let v = self
-            .0
-            .vector(slot::execution_plan::NON_CONST_BUFFER_SIZES)?;
-        required(v, "ExecutionPlan.non_const_buffer_sizes missing", &self.0)
+        self.0.required_vector(
+            slot::execution_plan::NON_CONST_BUFFER_SIZES,
+            "ExecutionPlan.non_const_buffer_sizes missing",
+        )
     }
     pub fn non_const_buffer_device(&self) -> Result<Vector<'a, NonConstBufferDevice<'a>>> {
         self.0
-            .vector(slot::execution_plan::NON_CONST_BUFFER_DEVICE)
-            .map(vec_or_empty)
+            .vector_or_empty(slot::execution_plan::NON_CONST_BUFFER_DEVICE)
     }
 }
 
@@ -333,8 +320,9 @@ impl<'a> EValue<'a> {
         if kind == ValueKind::Null {
             return Ok(Value::Null);
         }
-        let t = self.0.table(slot::evalue::VAL)?;
-        let t = required(t, "EValue.val missing", &self.0)?;
+        let t = self
+            .0
+            .required_table(slot::evalue::VAL, "EValue.val missing")?;
         let single = slot::single::VALUE;
         Ok(match kind {
             ValueKind::Null => Value::Null,
@@ -343,13 +331,11 @@ impl<'a> EValue<'a> {
             ValueKind::Double => Value::Double(t.scalar(single, 0.0)?),
             ValueKind::Tensor => Value::Tensor(Tensor(t)),
             ValueKind::String => Value::String(t.string(single)?.unwrap_or(&[])),
-            ValueKind::IntList => Value::IntList(vec_or_empty(t.vector(single)?)),
-            ValueKind::DoubleList => Value::DoubleList(vec_or_empty(t.vector(single)?)),
-            ValueKind::BoolList => Value::BoolList(vec_or_empty(t.vector(single)?)),
-            ValueKind::TensorList => Value::TensorList(vec_or_empty(t.vector(single)?)),
-            ValueKind::OptionalTensorList => {
-                Value::OptionalTensorList(vec_or_empty(t.vector(single)?))
-            }
+            ValueKind::IntList => Value::IntList(t.vector_or_empty(single)?),
+            ValueKind::DoubleList => Value::DoubleList(t.vector_or_empty(single)?),
+            ValueKind::BoolList => Value::BoolList(t.vector_or_empty(single)?),
+            ValueKind::TensorList => Value::TensorList(t.vector_or_empty(single)?),
+            ValueKind::OptionalTensorList => Value::OptionalTensorList(t.vector_or_empty(single)?),
         })
     }
 }
@@ -368,12 +354,12 @@ impl<'a> Tensor<'a> {
         self.0.scalar(slot::tensor::STORAGE_OFFSET, 0)
     }
     pub fn sizes(&self) -> Result<Vector<'a, i32>> {
-        let v = self.0.vector(slot::tensor::SIZES)?;
-        required(v, "Tensor.sizes missing", &self.0)
+        self.0
+            .required_vector(slot::tensor::SIZES, "Tensor.sizes missing")
     }
     pub fn dim_order(&self) -> Result<Vector<'a, u8>> {
-        let v = self.0.vector(slot::tensor::DIM_ORDER)?;
-        required(v, "Tensor.dim_order missing", &self.0)
+        self.0
+            .required_vector(slot::tensor::DIM_ORDER, "Tensor.dim_order missing")
     }
     pub fn requires_grad(&self) -> Result<bool> {
         self.0.scalar(slot::tensor::REQUIRES_GRAD, false)
@@ -464,8 +450,9 @@ table_view!(
 );
 impl<'a> Operator<'a> {
     pub fn name(&self) -> Result<&'a str> {
-        let s = self.0.string(slot::operator::NAME)?;
-        let s = required(s, "Operator.name missing", &self.0)?;
+        let s = self
+            .0
+            .required_string(slot::operator::NAME, "Operator.name missing")?;
         utf8(s, "Operator.name is not UTF-8", &self.0)
     }
     pub fn overload(&self) -> Result<&'a str> {
@@ -480,17 +467,17 @@ table_view!(
 );
 impl<'a> Chain<'a> {
     pub fn inputs(&self) -> Result<Vector<'a, i32>> {
-        self.0.vector(slot::chain::INPUTS).map(vec_or_empty)
+        self.0.vector_or_empty(slot::chain::INPUTS)
     }
     pub fn outputs(&self) -> Result<Vector<'a, i32>> {
-        self.0.vector(slot::chain::OUTPUTS).map(vec_or_empty)
+        self.0.vector_or_empty(slot::chain::OUTPUTS)
     }
     pub fn instructions(&self) -> Result<Vector<'a, Instruction<'a>>> {
-        let v = self.0.vector(slot::chain::INSTRUCTIONS)?;
-        required(v, "Chain.instructions missing", &self.0)
+        self.0
+            .required_vector(slot::chain::INSTRUCTIONS, "Chain.instructions missing")
     }
     pub fn stacktrace(&self) -> Result<Vector<'a, FrameList<'a>>> {
-        self.0.vector(slot::chain::STACKTRACE).map(vec_or_empty)
+        self.0.vector_or_empty(slot::chain::STACKTRACE)
     }
 }
 
@@ -534,24 +521,18 @@ impl<'a> Instruction<'a> {
 
     pub fn args(&self) -> Result<InstructionArgs<'a>> {
         let kind = self.kind()?;
-        let t = self.0.table(slot::instruction::INSTR_ARGS)?;
-        let t = required(t, "Instruction.instr_args missing", &self.0)?;
+        let t = self.0.required_table(
+            slot::instruction::INSTR_ARGS,
+            "Instruction.instr_args missing",
+        )?;
         Ok(match kind {
             InstructionKind::KernelCall => InstructionArgs::KernelCall {
                 op_index: t.scalar(slot::kernel_call::OP_INDEX, 0)?,
-                args: required(
-                    t.vector(slot::kernel_call::ARGS)?,
-                    "KernelCall.args missing",
-                    &t,
-                )?,
+                args: t.required_vector(slot::kernel_call::ARGS, "KernelCall.args missing")?,
             },
             InstructionKind::DelegateCall => InstructionArgs::DelegateCall {
                 delegate_index: t.scalar(slot::delegate_call::DELEGATE_INDEX, 0)?,
-                args: required(
-                    t.vector(slot::delegate_call::ARGS)?,
-                    "DelegateCall.args missing",
-                    &t,
-                )?,
+                args: t.required_vector(slot::delegate_call::ARGS, "DelegateCall.args missing")?,
             },
             InstructionKind::MoveCall => InstructionArgs::MoveCall {
                 move_from: t.scalar(slot::move_call::MOVE_FROM, 0)?,
@@ -594,7 +575,7 @@ table_view!(
 );
 impl<'a> FrameList<'a> {
     pub fn items(&self) -> Result<Vector<'a, Frame<'a>>> {
-        self.0.vector(slot::single::VALUE).map(vec_or_empty)
+        self.0.vector_or_empty(slot::single::VALUE)
     }
 }
 
@@ -604,18 +585,22 @@ table_view!(
 );
 impl<'a> BackendDelegate<'a> {
     pub fn id(&self) -> Result<&'a str> {
-        let s = self.0.string(slot::backend_delegate::ID)?;
-        let s = required(s, "BackendDelegate.id missing", &self.0)?;
+        let s = self
+            .0
+            .required_string(slot::backend_delegate::ID, "BackendDelegate.id missing")?;
         utf8(s, "BackendDelegate.id is not UTF-8", &self.0)
     }
     pub fn processed(&self) -> Result<BackendDelegateDataReference<'a>> {
-        let t = self.0.table(slot::backend_delegate::PROCESSED)?;
-        required(t, "BackendDelegate.processed missing", &self.0).map(BackendDelegateDataReference)
+        self.0
+            .required_table(
+                slot::backend_delegate::PROCESSED,
+                "BackendDelegate.processed missing",
+            )
+            .map(BackendDelegateDataReference)
     }
     pub fn compile_specs(&self) -> Result<Vector<'a, CompileSpec<'a>>> {
         self.0
-            .vector(slot::backend_delegate::COMPILE_SPECS)
-            .map(vec_or_empty)
+            .vector_or_empty(slot::backend_delegate::COMPILE_SPECS)
     }
 }
 
@@ -652,7 +637,10 @@ impl<'a> CompileSpec<'a> {
         Ok(self.0.string(slot::compile_spec::KEY)?.unwrap_or(&[]))
     }
     pub fn value(&self) -> Result<&'a [u8]> {
-        Ok(vec_or_empty(self.0.vector::<u8>(slot::compile_spec::VALUE)?).bytes())
+        Ok(self
+            .0
+            .vector_or_empty::<u8>(slot::compile_spec::VALUE)?
+            .bytes())
     }
 }
 
@@ -679,7 +667,7 @@ table_view!(
 );
 impl<'a> Buffer<'a> {
     pub fn storage(&self) -> Result<&'a [u8]> {
-        Ok(vec_or_empty(self.0.vector::<u8>(slot::single::VALUE)?).bytes())
+        Ok(self.0.vector_or_empty::<u8>(slot::single::VALUE)?.bytes())
     }
 }
 
@@ -689,7 +677,7 @@ table_view!(
 );
 impl<'a> BackendDelegateInlineData<'a> {
     pub fn data(&self) -> Result<&'a [u8]> {
-        Ok(vec_or_empty(self.0.vector::<u8>(slot::single::VALUE)?).bytes())
+        Ok(self.0.vector_or_empty::<u8>(slot::single::VALUE)?.bytes())
     }
 }
 
@@ -715,9 +703,7 @@ impl<'a> SubsegmentOffsets<'a> {
         self.0.scalar(slot::subsegment_offsets::SEGMENT_INDEX, 0)
     }
     pub fn offsets(&self) -> Result<Vector<'a, u64>> {
-        self.0
-            .vector(slot::subsegment_offsets::OFFSETS)
-            .map(vec_or_empty)
+        self.0.vector_or_empty(slot::subsegment_offsets::OFFSETS)
     }
 }
 
@@ -727,8 +713,8 @@ table_view!(
 );
 impl<'a> NamedData<'a> {
     pub fn key(&self) -> Result<&'a [u8]> {
-        let s = self.0.string(slot::named_data::KEY)?;
-        required(s, "NamedData.key missing", &self.0)
+        self.0
+            .required_string(slot::named_data::KEY, "NamedData.key missing")
     }
     pub fn segment_index(&self) -> Result<u32> {
         self.0.scalar(slot::named_data::SEGMENT_INDEX, 0)

@@ -322,23 +322,47 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         inputs: [Option<usize>; N],
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
-        if M > MAX_OUTPUTS {
-            return Err(bad_arg("too many outputs", M));
-        }
         let mut ins: [Option<Resolved<'a>>; N] = [None; N];
+        let mut outs: [Option<Resolved<'a>>; M] = [None; M];
+        let mut in_views: [Option<TensorView<'_>>; N] = [None; N];
+        let mut out_views: [TensorViewMut<'_>; M] =
+            core::array::from_fn(|_| TensorViewMut::empty());
+        self.io_slices(
+            &inputs,
+            &outputs,
+            &mut ins,
+            &mut outs,
+            &mut in_views,
+            &mut out_views,
+        )?;
+        Ok((in_views, out_views))
+    }
+
+    // The work of `io_values` over slices: one copy in flash for every
+    // (inputs, outputs) arity the kernels use.
+    #[inline(never)]
+    fn io_slices<'s>(
+        &'s mut self,
+        inputs: &[Option<usize>],
+        outputs: &[usize],
+        ins: &mut [Option<Resolved<'a>>],
+        outs: &mut [Option<Resolved<'a>>],
+        in_views: &mut [Option<TensorView<'s>>],
+        out_views: &mut [TensorViewMut<'s>],
+    ) -> Result<()> {
+        if outputs.len() > MAX_OUTPUTS {
+            return Err(bad_arg("too many outputs", outputs.len()));
+        }
         for (slot, v) in ins.iter_mut().zip(inputs.iter()) {
             if let Some(v) = v {
                 *slot = Some(self.resolve_value(*v)?);
             }
         }
-        let mut outs: [Option<Resolved<'a>>; M] = [None; M];
         for (slot, &v) in outs.iter_mut().zip(outputs.iter()) {
             *slot = Some(self.resolve_value(v)?);
         }
 
         let mut pieces = self.memory.pieces();
-        let mut out_views: [TensorViewMut<'_>; M] =
-            core::array::from_fn(|_| TensorViewMut::empty());
         for ((view, r), &v) in out_views.iter_mut().zip(outs.iter()).zip(outputs.iter()) {
             let Some(r) = r else { continue };
             let Loc::Planned { memory, offset } = r.loc else {
@@ -351,7 +375,6 @@ impl<'c, 'a> KernelContext<'c, 'a> {
             };
         }
         let frozen = pieces.freeze();
-        let mut in_views: [Option<TensorView<'_>>; N] = [None; N];
         for (view, r) in in_views.iter_mut().zip(ins.iter()) {
             let Some(r) = r else { continue };
             let data = match r.loc {
@@ -364,7 +387,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
                 data,
             });
         }
-        Ok((in_views, out_views))
+        Ok(())
     }
 }
 

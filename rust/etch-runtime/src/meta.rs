@@ -124,6 +124,16 @@ impl<'a> MethodMeta<'a> {
         kernels: &[Kernel],
         mut f: F,
     ) -> Result<usize> {
+        self.missing_operators(kernels, &mut f)
+    }
+
+    // One copy of the walk, whatever the callback.
+    #[inline(never)]
+    fn missing_operators(
+        &self,
+        kernels: &[Kernel],
+        f: &mut dyn FnMut(&'a str, &'a str),
+    ) -> Result<usize> {
         let operators = self.plan.operators()?;
         let mut missing = 0;
         for (i, op) in operators.iter().enumerate() {

@@ -40,9 +40,13 @@ pub(crate) fn is_view_op(name: &str) -> bool {
 
 /// Calls `f` for every value index the plan's instructions write at run time
 /// outside tensors' data: Move targets, view outputs, scalar kernel results.
-pub(crate) fn for_each_override<F: FnMut(usize) -> Result<()>>(
+///
+/// Not generic (a `dyn` callback): it is called from three places, and each
+/// monomorphised copy of this walk cost about 600 B of flash.
+#[inline(never)]
+pub(crate) fn for_each_override(
     plan: &ExecutionPlan<'_>,
-    mut f: F,
+    f: &mut dyn FnMut(usize) -> Result<()>,
 ) -> Result<()> {
     let values = plan.values()?;
     let operators = plan.operators()?;
@@ -80,10 +84,10 @@ impl Layout {
         // instructions that write scalars or aliases.
         let mut overrides = 0;
         let mut index = 0;
-        for_each_override(plan, |v| {
+        for_each_override(plan, &mut |v| {
             let mut seen_before = false;
             let mut j = 0;
-            for_each_override(plan, |w| {
+            for_each_override(plan, &mut |w| {
                 if j < index && w == v {
                     seen_before = true;
                 }
@@ -276,7 +280,7 @@ impl OverridesMut<'_> {
         for s in 0..n {
             self.write(s, u32::MAX, UNSET);
         }
-        for_each_override(plan, |v| {
+        for_each_override(plan, &mut |v| {
             if self.as_ref().get(v).is_some() {
                 return Ok(());
             }
