@@ -99,6 +99,11 @@ impl ErrorCode {
 
 /// An error: ExecuTorch's code, what was wrong, and where.
 ///
+/// `what` is empty when etch-pte is built with `strip-messages`: firmware
+/// that reports errors by code, as ExecuTorch's runtime does with logging
+/// off, saves the strings and the code that passes them (about 5 KB on
+/// Cortex-M). Codes and `at` are the same either way.
+///
 /// `at` is a byte offset into the `.pte` file for format errors; other layers
 /// use it for the index named in `what` (a value, an instruction, a byte count).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -109,7 +114,14 @@ pub struct Error {
 }
 
 impl Error {
+    /// With the `strip-messages` feature `what` is dropped (stored as `""`),
+    /// so none of the message strings reaches the binary.
     pub const fn new(code: ErrorCode, what: &'static str, at: u32) -> Self {
+        let what = if cfg!(feature = "strip-messages") {
+            ""
+        } else {
+            what
+        };
         Error { code, what, at }
     }
 
