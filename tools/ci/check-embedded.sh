@@ -9,7 +9,7 @@ out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
 mkdir -p "$out"
 status=0
 for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  combos=("runtime,verify" "runtime" "kernels,verify")
+  combos=("runtime,verify" "runtime" "runtime,verify,strip-messages" "kernels,verify")
   # The DSP kernels exist only where the instructions do.
   [ "$target" = thumbv7em-none-eabihf ] && combos+=("kernels,verify,dsp")
   for features in "${combos[@]}"; do
@@ -19,7 +19,7 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
     elf=$out/probe-$target-${features//,/-}.elf
     extra=""
     case $features in *kernels*) extra="-u probe_run" ;; esac
-    arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes $extra -o "$elf" "$lib"
+    arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes -u probe_core $extra -o "$elf" "$lib"
     bad=$(arm-none-eabi-nm -C "$elf" | grep -E 'core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|rust_begin_unwind' || true)
     sizes=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
     if [ -n "$bad" ]; then
@@ -28,6 +28,21 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
     else
       echo "ok   $target [$features]: no core::fmt, no panic symbols; $sizes"
     fi
+    # Core runtime flash (issue 5 budget): reader + verifier + loader +
+    # executor, no kernels: everything reachable from probe_core alone.
+    case $features in
+      runtime|runtime,verify|runtime,verify,strip-messages)
+        core_elf=$out/core-$target-${features//,/-}.elf
+        arm-none-eabi-ld --gc-sections -e probe_core -o "$core_elf" "$lib"
+        read -r t r <<<"$(arm-none-eabi-size -A "$core_elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{print t+0, r+0}')"
+        echo "size $target [$features]: core runtime (probe_core, log off) .text $t B + .rodata $r B = $((t + r)) B (issue 5 target 6144 B)"
+        # Regression guard on the reference build (Cortex-M4F, verification on).
+        max=${ETCH_CORE_FLASH_MAX:-32768}
+        if [ "$target" = thumbv7em-none-eabihf ] && [ "$features" = runtime,verify ] && [ $((t + r)) -gt "$max" ]; then
+          echo "FAIL core runtime flash $((t + r)) B exceeds ETCH_CORE_FLASH_MAX=$max B"; status=1
+        fi
+        ;;
+    esac
   done
 done
 # Selective build: the DS-CNN selection links the DS-CNN kernels and nothing

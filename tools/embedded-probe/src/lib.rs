@@ -28,6 +28,48 @@ pub extern "C" fn probe_state_bytes(data: *const u8, len: usize) -> u32 {
     }
 }
 
+/// The whole core runtime without kernels: loads "forward" with the kernels
+/// the caller passes (opaque to the optimiser, so the executor's kernel and
+/// delegate paths stay linked), sets input 0, executes and reads output 0.
+/// Returns the first output byte or the error code with the top bit set. This
+/// is what the core-flash budget is measured on (`check-embedded.sh`).
+#[cfg(feature = "runtime")]
+#[no_mangle]
+pub extern "C" fn probe_core(
+    data: *const u8,
+    len: usize,
+    input: *const u8,
+    input_len: usize,
+    state: *mut u8,
+    state_len: usize,
+    arena: *mut u8,
+    arena_len: usize,
+) -> u32 {
+    use etch_runtime::{Backend, Kernel, Method, Output, Program, Verification};
+    let (Some(bytes), Some(input)) = (bytes(data, len), bytes(input, input_len)) else {
+        return 0x8000_0012;
+    };
+    let (Some(state), Some(arena)) = (bytes_mut(state, state_len), bytes_mut(arena, arena_len))
+    else {
+        return 0x8000_0012;
+    };
+    let kernels: &[Kernel] = core::hint::black_box(&[]);
+    let backends: &[&dyn Backend] = core::hint::black_box(&[]);
+    let mut planned = [arena];
+    let r = Program::from_bytes(bytes, Verification::InternalConsistency)
+        .and_then(|p| p.method_meta("forward"))
+        .and_then(|meta| {
+            let mut m = Method::load(&meta, state, &mut planned, kernels, backends)?;
+            m.set_input_bytes(0, input)?;
+            m.execute()?;
+            match m.output(0)? {
+                Output::Tensor(t) => Ok(t.data.first().copied().unwrap_or(0) as u32),
+                _ => Ok(0),
+            }
+        });
+    r.unwrap_or_else(|e| 0x8000_0000 | e.code.as_u32())
+}
+
 /// Loads "forward" with the DS-CNN kernels into static memory, runs it on
 /// the input bytes given, and returns the first output byte (or the error
 /// code with the top bit set): the whole path a firmware takes.
@@ -80,6 +122,16 @@ fn bytes<'a>(data: *const u8, len: usize) -> Option<&'a [u8]> {
     // SAFETY: the caller passes a readable buffer of `len` bytes that outlives
     // the call; this is the C boundary, as in etch-ffi.
     Some(unsafe { core::slice::from_raw_parts(data, len) })
+}
+
+#[cfg(feature = "runtime")]
+fn bytes_mut<'a>(data: *mut u8, len: usize) -> Option<&'a mut [u8]> {
+    if data.is_null() {
+        return None;
+    }
+    // SAFETY: the caller passes a writable buffer of `len` bytes that outlives
+    // the call and is not otherwise accessed during it.
+    Some(unsafe { core::slice::from_raw_parts_mut(data, len) })
 }
 
 #[cfg(not(test))]
