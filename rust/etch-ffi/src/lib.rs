@@ -14,6 +14,7 @@
 //! One module per API area; later areas (the audio front end) add theirs.
 #![cfg_attr(not(test), no_std)]
 #![allow(non_camel_case_types)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 mod log;
 mod method;
