@@ -54,6 +54,20 @@ impl Requant {
         }
     }
 
+    /// Whether [`Requant::apply_fast`] is exact for this channel.
+    #[inline(always)]
+    pub(crate) fn is_fast(&self) -> bool {
+        self.other.is_none()
+    }
+
+    /// [`Requant::apply`] for [`Requant::is_fast`] channels.
+    #[inline(always)]
+    pub(crate) fn apply_fast(&self, acc: i32) -> i32 {
+        let neg = (acc as u32 >> 31) as i64;
+        let p = (acc as i64) * (self.mult as i64) + self.k + neg * (i32::MIN as i64);
+        ((p >> 32) as i32) >> self.rm1
+    }
+
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
         if let Some(shift) = self.other {
@@ -99,6 +113,26 @@ fn finish_into(q: &ConvQuant, acc: &[i32], full: &[i32], req: &[Requant], out: &
     } else {
         for (((d, &a), &f), r) in rows {
             *d = q.out(f.wrapping_add(a), r);
+        }
+    }
+}
+
+/// Requantizes finished accumulators (bias and offset term included):
+/// `fast` = every channel [`Requant::is_fast`]. Out of line like
+/// [`finish_into`].
+#[inline(never)]
+fn finish_acc(q: &ConvQuant, acc: &[i32], req: &[Requant], fast: bool, out: &mut [i8]) {
+    let rows = out.iter_mut().zip(acc).zip(req);
+    if fast && q.act_min == -128 && q.act_max == 127 {
+        for ((d, &a), r) in rows {
+            *d = r
+                .apply_fast(a)
+                .wrapping_add(q.output_offset)
+                .clamp(-128, 127) as i8;
+        }
+    } else {
+        for ((d, &a), r) in rows {
+            *d = q.out(a, r);
         }
     }
 }
@@ -233,6 +267,9 @@ pub(crate) fn pointwise_packed<M: Mac>(
     output: &mut [i8],
 ) -> KernelResult {
     let (cin, cout) = (g.input.c, g.output.c);
+    if cin == 0 || cout == 0 {
+        return pointwise::<M>(g, q, input, filter, bias, mult, shift, output);
+    }
     if cin > PACK_IC {
         return pointwise::<M>(g, q, input, filter, bias, mult, shift, output);
     }
@@ -260,17 +297,40 @@ pub(crate) fn pointwise_packed<M: Mac>(
             init4[l] = init(bias, c, off, rows[l]);
             req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
         }
-        for p in 0..pixels {
-            let x = row(input, p * cin, cin)?;
-            let mut acc = M::dot_1x4(x, packed);
-            for (k, &xv) in x.iter().enumerate().skip(body) {
-                for (a, r) in acc.iter_mut().zip(&rows) {
-                    *a = a.wrapping_add(xv as i32 * *r.get(k).ok_or(BAD)? as i32);
+        let fast4 = req4.iter().all(Requant::is_fast);
+        if n == 4 && body == cin && fast4 && q.act_min == -128 && q.act_max == 127 {
+            // The common case, inline: whole channel quad, no input tail,
+            // full-range clamp.
+            let rows_in = input.get(..pixels * cin).ok_or(BAD)?;
+            let rows_out = output.get_mut(..pixels * cout).ok_or(BAD)?;
+            for (x, o) in rows_in
+                .chunks_exact(cin)
+                .zip(rows_out.chunks_exact_mut(cout))
+            {
+                let acc = M::dot_1x4(x, packed, init4);
+                let Some(d) = o.get_mut(oc..oc + 4) else {
+                    return Err(BAD);
+                };
+                for ((d, a), r) in d.iter_mut().zip(acc).zip(&req4) {
+                    *d = r
+                        .apply_fast(a)
+                        .wrapping_add(q.output_offset)
+                        .clamp(-128, 127) as i8;
                 }
             }
-            let o = p * cout + oc;
-            let dst = output.get_mut(o..o + n).ok_or(BAD)?;
-            finish_into(q, &acc, &init4, &req4, dst);
+        } else {
+            for p in 0..pixels {
+                let x = row(input, p * cin, cin)?;
+                let mut acc = M::dot_1x4(x, packed, init4);
+                for (k, &xv) in x.iter().enumerate().skip(body) {
+                    for (a, r) in acc.iter_mut().zip(&rows) {
+                        *a = a.wrapping_add(xv as i32 * *r.get(k).ok_or(BAD)? as i32);
+                    }
+                }
+                let o = p * cout + oc;
+                let dst = output.get_mut(o..o + n).ok_or(BAD)?;
+                finish_acc(q, &acc, &req4, fast4, dst);
+            }
         }
         oc += 4;
     }
@@ -672,6 +732,7 @@ pub(crate) fn depthwise_packed<M: Mac>(
             c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
         )?;
         let blocks = cn / 4;
+        let fast = req.iter().take(cn).all(Requant::is_fast);
         let mut taps = Taps::new(cn);
         for (blk, dst) in wq
             .chunks_exact_mut(2 * ntaps.max(1))
@@ -700,16 +761,10 @@ pub(crate) fn depthwise_packed<M: Mac>(
                             taps.push(run)?;
                         }
                     }
-                    for blk in 0..blocks {
-                        let w = wq.get(2 * ntaps * blk..2 * ntaps * (blk + 1)).ok_or(BAD)?;
-                        let acc = M::dw_block(&taps, 4 * blk, w)?;
-                        if let Some(d) = accs.get_mut(4 * blk..4 * blk + 4) {
-                            d.copy_from_slice(&acc);
-                        }
-                    }
+                    M::dw_row(&taps, &wq, &full, &mut accs, blocks)?;
                     // Channel tail (C % 4): plain loop.
                     for l in 4 * blocks..cn {
-                        let mut a = 0i32;
+                        let mut a = *full.get(l).ok_or(BAD)?;
                         for (t, run) in taps.runs().enumerate() {
                             let x = *run.get(l).ok_or(BAD)? as i32;
                             let w = *filter.get(t * ch + c0 + l).ok_or(BAD)? as i32;
@@ -719,7 +774,7 @@ pub(crate) fn depthwise_packed<M: Mac>(
                     }
                     let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
                     let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
-                    finish_into(q, &accs, &full, &req, dst);
+                    finish_acc(q, &accs, &req, fast, dst);
                 }
             }
         }
@@ -873,13 +928,14 @@ pub(crate) fn depthwise_single_gemm<M: Mac>(
                     .wrapping_add(off.wrapping_mul(s));
                 req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
             }
+            let fast4 = req4.iter().all(Requant::is_fast);
             let [c0, c1, c2, c3] = &cols;
             M::pack4([&c0[..len], &c1[..len], &c2[..len], &c3[..len]], packed);
             for (k, patch) in patches.chunks_exact(len.max(1)).take(pn).enumerate() {
-                let acc = M::dot_1x4(patch, packed);
+                let acc = M::dot_1x4(patch, packed, init4);
                 let ob = (p0 + k) * cout + oc;
                 let dst = output.get_mut(ob..ob + n).ok_or(BAD)?;
-                finish_into(q, &acc, &init4, &req4, dst);
+                finish_acc(q, &acc, &req4, fast4, dst);
             }
             oc += 4;
         }

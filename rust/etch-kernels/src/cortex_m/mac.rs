@@ -37,19 +37,24 @@ pub(crate) trait Mac {
     }
     /// `[Σ x·w_r]` for the four rows packed by [`Mac::pack4`], over the
     /// whole groups of four in `x`.
-    fn dot_1x4(x: &[i8], packed: &[u32]) -> [i32; 4];
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4];
     /// Whether the depthwise kernel should use [`Mac::dw_block`].
     const PACKED_DEPTHWISE: bool;
     /// `[Σ_t run_t[j + l]·w_t[l]]` for lanes `l < 4` over the taps of
     /// `taps`, with `w` the block's unpacked weights (two words per tap:
     /// lanes 0,2 and 1,3). Errors unless `j + 4 ≤ taps.len()` and `w` has two
     /// words per tap.
-    fn dw_block(taps: &Taps<'_>, j: usize, w: &[u32]) -> Result<[i32; 4], KernelError> {
+    fn dw_block(
+        taps: &Taps<'_>,
+        j: usize,
+        w: &[u32],
+        init: [i32; 4],
+    ) -> Result<[i32; 4], KernelError> {
         if j + 4 > taps.len() || w.len() < 2 * taps.count() {
             return Err(KernelError::InvalidArgument);
         }
         let lane = |w: u32, h: u32| (w >> (16 * h)) as u16 as i16 as i32;
-        let mut a = [0i32; 4];
+        let mut a = init;
         for (run, w) in taps.runs().zip(w.as_chunks::<2>().0) {
             let x = run.get(j..j + 4).unwrap_or(&[0; 4]);
             a[0] = a[0].wrapping_add(x[0] as i32 * lane(w[0], 0));
@@ -58,6 +63,30 @@ pub(crate) trait Mac {
             a[3] = a[3].wrapping_add(x[3] as i32 * lane(w[1], 1));
         }
         Ok(a)
+    }
+    /// [`Mac::dw_block`] for blocks `0..blocks` of a pixel: block `b` uses
+    /// `w[2·n·b ..]` (n = taps), starts from `init[4b..4b+4]` and ends in
+    /// `out[4b..4b+4]`.
+    fn dw_row(
+        taps: &Taps<'_>,
+        w: &[u32],
+        init: &[i32],
+        out: &mut [i32],
+        blocks: usize,
+    ) -> Result<(), KernelError> {
+        let per = 2 * taps.count();
+        for b in 0..blocks {
+            let (Some(wb), Some(ib), Some(ob)) = (
+                w.get(per * b..per * (b + 1)),
+                init.get(4 * b..4 * b + 4)
+                    .and_then(|v| <[i32; 4]>::try_from(v).ok()),
+                out.get_mut(4 * b..4 * b + 4),
+            ) else {
+                return Err(KernelError::InvalidArgument);
+            };
+            ob.copy_from_slice(&Self::dw_block(taps, 4 * b, wb, ib)?);
+        }
+        Ok(())
     }
     /// Four channels side by side: `acc[j] + x[j]·w[j]`.
     fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4];
@@ -85,9 +114,9 @@ impl Mac for Scalar {
     const PACKED_DEPTHWISE: bool = false;
 
     #[inline(always)]
-    fn dot_1x4(x: &[i8], packed: &[u32]) -> [i32; 4] {
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
         let lane = |w: u32, h: u32| (w >> (16 * h)) as u16 as i16 as i32;
-        let mut a = [0i32; 4];
+        let mut a = init;
         for (x, w) in x.as_chunks::<4>().0.iter().zip(packed.as_chunks::<8>().0) {
             for (r, a) in a.iter_mut().enumerate() {
                 let (e, o) = (w[2 * r], w[2 * r + 1]);
@@ -163,14 +192,86 @@ impl Mac for Dsp {
 
     #[cfg(all(target_arch = "arm", feature = "dsp"))]
     #[inline(always)]
-    fn dw_block(taps: &Taps<'_>, j: usize, w: &[u32]) -> Result<[i32; 4], KernelError> {
+    fn dw_row(
+        taps: &Taps<'_>,
+        w: &[u32],
+        init: &[i32],
+        out: &mut [i32],
+        blocks: usize,
+    ) -> Result<(), KernelError> {
+        let n = taps.count();
+        if n == 0
+            || 4 * blocks > taps.len()
+            || w.len() < 2 * n * blocks
+            || init.len() < 4 * blocks
+            || out.len() < 4 * blocks
+        {
+            return Err(KernelError::InvalidArgument);
+        }
+        let mut wp = w.as_ptr();
+        let tp0 = taps.ptrs().as_ptr();
+        for (b, (ib, ob)) in init
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .zip(out.as_chunks_mut::<4>().0)
+            .take(blocks)
+            .enumerate()
+        {
+            let [mut a0, mut a1, mut a2, mut a3] = *ib;
+            // SAFETY: as in `dw_block`, with the bounds checked once above for
+            // all blocks: block b reads 4 bytes at offset 4b < taps.len() − 3
+            // of each of the n ≥ 1 runs, and words 2n·b .. 2n·(b+1) of `w`
+            // (`wp` continues where the previous block stopped).
+            unsafe {
+                core::arch::asm!(
+                    "2:",
+                    "ldr {x}, [{tp}], #4",
+                    "ldr {x}, [{x}, {j}]",
+                    "ldrd {w0}, {w1}, [{wp}], #8",
+                    "sxtb16 {xo}, {x}, ror #8",
+                    "sxtb16 {x}, {x}",
+                    "smlabb {a0}, {x}, {w0}, {a0}",
+                    "smlatt {a2}, {x}, {w0}, {a2}",
+                    "smlabb {a1}, {xo}, {w1}, {a1}",
+                    "smlatt {a3}, {xo}, {w1}, {a3}",
+                    "subs {n}, {n}, #1",
+                    "bne 2b",
+                    tp = inout(reg) tp0 => _,
+                    wp = inout(reg) wp,
+                    j = in(reg) 4 * b,
+                    n = inout(reg) n => _,
+                    a0 = inout(reg) a0,
+                    a1 = inout(reg) a1,
+                    a2 = inout(reg) a2,
+                    a3 = inout(reg) a3,
+                    x = out(reg) _,
+                    xo = out(reg) _,
+                    w0 = out(reg) _,
+                    w1 = out(reg) _,
+                    options(nostack, readonly),
+                );
+            }
+            *ob = [a0, a1, a2, a3];
+        }
+        Ok(())
+    }
+
+    #[cfg(all(target_arch = "arm", feature = "dsp"))]
+    #[inline(always)]
+    fn dw_block(
+        taps: &Taps<'_>,
+        j: usize,
+        w: &[u32],
+        init: [i32; 4],
+    ) -> Result<[i32; 4], KernelError> {
         let n = taps.count();
         if j + 4 > taps.len() || w.len() < 2 * n {
             return Err(KernelError::InvalidArgument);
         }
-        let (mut a0, mut a1, mut a2, mut a3) = (0i32, 0i32, 0i32, 0i32);
+        let [mut a0, mut a1, mut a2, mut a3] = init;
         if n == 0 {
-            return Ok([0; 4]);
+            return Ok(init);
         }
         // SAFETY: `n ≥ 1` passes; pass t reads pointer `ptrs[t]` (n of
         // them), four bytes at offset `j` of that run (every run holds at
@@ -211,9 +312,9 @@ impl Mac for Dsp {
     }
 
     #[inline(always)]
-    fn dot_1x4(x: &[i8], packed: &[u32]) -> [i32; 4] {
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
         let groups = (x.len() / 4).min(packed.len() / 8);
-        dot_1x4_groups(x, packed, groups)
+        dot_1x4_groups(x, packed, groups, init)
     }
 
     #[inline(always)]
@@ -313,10 +414,10 @@ pub(crate) fn pair(x0: i8, x1: i8) -> u32 {
 /// rotated, 1,3), then two `SMLAD` per packed row.
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
 #[inline(always)]
-fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize) -> [i32; 4] {
-    let (mut a, mut b, mut c, mut d) = (0i32, 0i32, 0i32, 0i32);
+fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i32; 4] {
+    let [mut a, mut b, mut c, mut d] = init;
     if groups == 0 {
-        return [a, b, c, d];
+        return init;
     }
     // SAFETY: the loop runs `groups ≥ 1` times; each pass reads one word at
     // `xp` (advanced by 4) and eight words at `wp` (advanced by 32), and the
@@ -366,8 +467,8 @@ fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize) -> [i32; 4] {
 #[cfg(not(all(target_arch = "arm", feature = "dsp")))]
 #[cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
 #[inline(always)]
-fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize) -> [i32; 4] {
-    let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i32; 4] {
+    let [mut a, mut b, mut c, mut d] = init;
     for (x, w) in x
         .as_chunks::<4>()
         .0
