@@ -52,6 +52,8 @@
 
 #define ETCH_FEATURE_DSP (1 << 2)
 
+#define ETCH_FEATURE_FRONTEND (1 << 3)
+
 /**
  * ExecuTorch `ScalarType` codes for `etch_tensor_info_t.dtype`.
  */
@@ -72,6 +74,49 @@
 #define ETCH_DTYPE_DOUBLE 7
 
 #define ETCH_DTYPE_BOOL 11
+
+/**
+ * Sample rate the front-end expects (mono, 16-bit).
+ */
+#define ETCH_FRONTEND_SAMPLE_RATE 16000
+
+/**
+ * Samples of one clip (1 s): longer input is cut, shorter zero-padded.
+ */
+#define ETCH_FRONTEND_CLIP_SAMPLES 16000
+
+/**
+ * Samples per `etch_frontend_stream_push` (20 ms).
+ */
+#define ETCH_FRONTEND_HOP_SAMPLES 320
+
+/**
+ * Frames x coefficients of one clip's features (`[frame][coeff]`).
+ */
+#define ETCH_FRONTEND_FRAMES 49
+
+#define ETCH_FRONTEND_COEFFS 10
+
+/**
+ * Features per clip: the model's `[1, 1, 49, 10]` input.
+ */
+#define ETCH_FRONTEND_FEATURES 490
+
+/**
+ * Size of `etch_frontend_t` in 8-byte words.
+ */
+#define ETCH_FRONTEND_WORDS 256
+
+#if defined(ETCH_PTR32)
+/**
+ * Size of `etch_frontend_stream_t` in 8-byte words (per pointer width).
+ */
+#define ETCH_FRONTEND_STREAM_WORDS 1074
+#endif
+
+#if defined(ETCH_PTR64)
+#define ETCH_FRONTEND_STREAM_WORDS 1075
+#endif
 
 /**
  * Log levels passed to `etch_log_write` (the `log` crate's and Zephyr's
@@ -145,6 +190,24 @@
  * passes in (`etch_status_str`) can never be an invalid Rust enum.
  */
 typedef uint32_t etch_status_t;
+
+/**
+ * Scratch of the front-end (one frame's FFT). Caller-allocated (static or
+ * stack); its contents on entry do not matter and may be reused for
+ * anything between calls.
+ */
+typedef struct {
+  uint64_t _opaque[ETCH_FRONTEND_WORDS];
+} etch_frontend_t;
+
+/**
+ * State of the streaming front-end: the mel energies of the last second.
+ * Caller-allocated; set up with `etch_frontend_stream_init`. Plain data: it
+ * may be moved or copied (a copy is an independent stream).
+ */
+typedef struct {
+  uint64_t _opaque[ETCH_FRONTEND_STREAM_WORDS];
+} etch_frontend_stream_t;
 
 /**
  * A loaded method. Caller-allocated; its contents are private. Once
@@ -296,6 +359,101 @@ extern "C" {
  * they linked matches their configuration.
  */
 uint32_t etch_build_features(void);
+
+/**
+ * MFCCs of one clip, quantized to int8 as the model takes them:
+ * `q = clamp(zero_point + nearbyint(x / scale), -128, 127)`, ExecuTorch's
+ * `quantize_per_tensor`. `scale`, `zero_point` are the program's
+ * `input0_scale` (as float) and `input0_zp` methods. `pcm` holds
+ * `n_samples` 16 kHz mono samples: normalised by their maximum, then cut or
+ * zero-padded to 1 s. `out` gets `ETCH_FRONTEND_FEATURES` values, frame
+ * major (`out_len` at least that). `*peak` (if `peak` is not NULL) gets
+ * the maximum sample: 0 means digital silence, for which the features are
+ * undefined (all -128).
+ *
+ * Needs the library built with the `frontend` feature (Zephyr:
+ * `CONFIG_ETCH_FRONTEND`, `ETCH_FEATURE_FRONTEND` in
+ * `etch_build_features()`), as do all `etch_frontend_*` functions.
+ *
+ * `ETCH_INVALID_ARGUMENT` for NULL or misaligned pointers, `n_samples` 0,
+ * a short `out`, overlapping buffers, a scale that is not finite and
+ * positive or a zero point outside int8.
+ *
+ * # Safety
+ * `fe` NULL or a writable `etch_frontend_t`; `pcm` NULL or `n_samples`
+ * readable samples; `out` NULL or `out_len` writable bytes; `peak` NULL or
+ * writable.
+ */
+etch_status_t etch_frontend_mfcc_int8(etch_frontend_t *fe,
+                                      const int16_t *pcm,
+                                      size_t n_samples,
+                                      float scale,
+                                      int32_t zero_point,
+                                      int8_t *out,
+                                      size_t out_len,
+                                      int16_t *peak);
+
+/**
+ * Float MFCCs of one clip (for float-input programs); otherwise as
+ * `etch_frontend_mfcc_int8`. Digital silence gives NaN features.
+ *
+ * # Safety
+ * As `etch_frontend_mfcc_int8`; `out` NULL or `out_len` writable floats.
+ */
+etch_status_t etch_frontend_mfcc(etch_frontend_t *fe,
+                                 const int16_t *pcm,
+                                 size_t n_samples,
+                                 float *out,
+                                 size_t out_len,
+                                 int16_t *peak);
+
+/**
+ * Sets up (or resets) a stream: no audio yet.
+ *
+ * # Safety
+ * `s` NULL or a writable `etch_frontend_stream_t`.
+ */
+etch_status_t etch_frontend_stream_init(etch_frontend_stream_t *s);
+
+/**
+ * Adds `n` = `ETCH_FRONTEND_HOP_SAMPLES` new samples (20 ms) and computes
+ * the frame they complete, with `fe` as scratch. `ETCH_INVALID_STATE` if
+ * `s` was never initialised, `ETCH_INVALID_ARGUMENT` for another `n`.
+ *
+ * # Safety
+ * `s` NULL or a writable `etch_frontend_stream_t`; `fe` NULL or a writable
+ * `etch_frontend_t`; `hop` NULL or `n` readable samples.
+ */
+etch_status_t etch_frontend_stream_push(etch_frontend_stream_t *s,
+                                        etch_frontend_t *fe,
+                                        const int16_t *hop,
+                                        size_t n);
+
+/**
+ * Hops pushed since init (kept bounded, never below 50, once ready); features are
+ * ready from `ETCH_FRONTEND_CLIP_SAMPLES / ETCH_FRONTEND_HOP_SAMPLES` (50).
+ *
+ * # Safety
+ * `s` NULL or an `etch_frontend_stream_t`; `hops` NULL or writable.
+ */
+etch_status_t etch_frontend_stream_hops(const etch_frontend_stream_t *s, size_t *hops);
+
+/**
+ * Int8 features of the last second pushed, bit for bit what
+ * `etch_frontend_mfcc_int8` gives for those 16000 samples.
+ * `ETCH_INVALID_STATE` before a full second has been pushed; arguments as
+ * `etch_frontend_mfcc_int8`.
+ *
+ * # Safety
+ * `s` NULL or an `etch_frontend_stream_t`; `out` NULL or `out_len`
+ * writable bytes; `peak` NULL or writable.
+ */
+etch_status_t etch_frontend_stream_features_int8(const etch_frontend_stream_t *s,
+                                                 float scale,
+                                                 int32_t zero_point,
+                                                 int8_t *out,
+                                                 size_t out_len,
+                                                 int16_t *peak);
 
 /**
  * Provided by the platform when the library is built with logging

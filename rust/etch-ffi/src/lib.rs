@@ -16,6 +16,8 @@
 #![allow(non_camel_case_types)]
 #![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+#[cfg(feature = "frontend")]
+mod frontend;
 mod log;
 mod method;
 mod program;
@@ -25,6 +27,8 @@ mod status;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "frontend")]
+pub use frontend::*;
 pub use log::*;
 pub use method::*;
 pub use program::*;
@@ -39,6 +43,7 @@ pub const ETCH_API_VERSION: u32 = 1;
 pub const ETCH_FEATURE_VERIFY: u32 = 1 << 0;
 pub const ETCH_FEATURE_LOG: u32 = 1 << 1;
 pub const ETCH_FEATURE_DSP: u32 = 1 << 2;
+pub const ETCH_FEATURE_FRONTEND: u32 = 1 << 3;
 
 /// Which compile-time options this library has (`ETCH_FEATURE_*` bits):
 /// whole-program verification, logging through `etch_log_write`, the
@@ -55,6 +60,9 @@ pub extern "C" fn etch_build_features() -> u32 {
     }
     if cfg!(feature = "dsp") {
         f |= ETCH_FEATURE_DSP;
+    }
+    if cfg!(feature = "frontend") {
+        f |= ETCH_FEATURE_FRONTEND;
     }
     f
 }
