@@ -191,6 +191,9 @@ function(etch_zephyr_module)
   if(CONFIG_ETCH_VERIFY)
     list(APPEND features verify)
   endif()
+  if(CONFIG_ETCH_FRONTEND)
+    list(APPEND features frontend)
+  endif()
   if(CONFIG_ETCH_LOG)
     set(levels "" log-level-error log-level-warn log-level-info log-level-debug)
     if(CONFIG_ETCH_LOG_LEVEL GREATER 0)
@@ -268,6 +271,7 @@ set(ETCH_FEATURES_OUT [==[${work}/features.txt]==])
   file(GLOB_RECURSE rust_sources CONFIGURE_DEPENDS
     ${ETCH_DIR}/rust/etch-pte/src/*.rs ${ETCH_DIR}/rust/etch-runtime/src/*.rs
     ${ETCH_DIR}/rust/etch-kernels/src/*.rs ${ETCH_DIR}/rust/etch-ffi/src/*.rs
+    ${ETCH_DIR}/rust/etch-frontend/src/*.rs ${ETCH_DIR}/rust/etch-frontend/build.rs
     ${ETCH_DIR}/rust/etch-ffi/build.rs ${ETCH_DIR}/rust/*/Cargo.toml)
   set(model_dep "")
   if(model AND CONFIG_ETCH_OPS_FROM_MODEL)
