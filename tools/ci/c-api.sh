@@ -177,6 +177,11 @@ run "harness x86_64-linux" "$out/harness-x86_64"
 compile "$out/harness-i686" gcc -m32 $cflags $full -DSWEEP "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"
+# C++ (no exceptions, no RTTI) against the same library.
+compile "$out/fixtures-host.o" gcc $cflags -c -I"$out/fx-host" "$out/fx-host/fixtures.c"
+compile "$out/cpp-smoke" g++ -std=c++17 -O2 -fno-exceptions -fno-rtti $warn -I"$here/include" -I"$h" -I"$out/fx-host" \
+  "$h/cpp_smoke.cpp" "$out/fixtures-host.o" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
+run "C++17 x86_64-linux" "$out/cpp-smoke"
 # Reduced library: only tiny's operator (cortex_m::quantized_linear), no
 # logging, registry capacity 4 > 1 kernel; DS-CNN uses 6 operators, 5 of
 # which are missing.
