@@ -55,7 +55,6 @@ fn results(stdout: &str) -> Vec<(String, String)> {
 /// reference cortex_m ops computed them from the numpy front-end
 /// (models/kws/dscnn_kws_int8io.expected.json, tools/export/kws.py).
 #[test]
-#[ignore = "needs models/kws/dscnn_kws_int8io.pte + .expected.json + ref/ (tools/export/kws.py, not committed yet)"]
 fn kws_labels_bundled_clips_like_executorch() {
     let json = root().join("models/kws/dscnn_kws_int8io.expected.json");
     let want: serde_json::Value =
@@ -212,7 +211,6 @@ fn kws_rejects_bad_files_and_still_runs_the_good_ones() {
 /// the labels and scores of the clips run one by one (etch-frontend's
 /// `Stream` features equal the whole-clip features bit for bit).
 #[test]
-#[ignore = "needs models/kws/dscnn_kws_int8io.pte (tools/export/kws.py, not committed yet)"]
 fn kws_stream_windows_equal_the_clips() {
     let names = ["yes_0", "left_0", "right_1"];
     let mut pcm = Vec::new();
