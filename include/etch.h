@@ -696,8 +696,13 @@ etch_status_t etch_method_output_info(const etch_program_t *p,
 size_t etch_kernel_count(void);
 
 /**
- * Capacity of the kernel registry (`ETCH_KERNEL_REGISTRY_SIZE`, or the
- * kernel count when that was 0).
+ * Capacity of the kernel registry: `ETCH_KERNEL_REGISTRY_SIZE` at build
+ * time, or the kernel count when that was 0 (the default: exactly the
+ * selection). Slots past `etch_kernel_count()` are empty reserve (one
+ * table entry of flash each) that is never searched; they let a fixed
+ * `CONFIG_ETCH_KERNEL_REGISTRY_SIZE` keep building while the model's
+ * selection changes. A size below the selection fails the build with the
+ * number needed.
  */
 size_t etch_kernel_registry_capacity(void);
 

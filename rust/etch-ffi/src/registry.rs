@@ -50,8 +50,13 @@ pub extern "C" fn etch_kernel_count() -> usize {
     KERNEL_COUNT
 }
 
-/// Capacity of the kernel registry (`ETCH_KERNEL_REGISTRY_SIZE`, or the
-/// kernel count when that was 0).
+/// Capacity of the kernel registry: `ETCH_KERNEL_REGISTRY_SIZE` at build
+/// time, or the kernel count when that was 0 (the default: exactly the
+/// selection). Slots past `etch_kernel_count()` are empty reserve (one
+/// table entry of flash each) that is never searched; they let a fixed
+/// `CONFIG_ETCH_KERNEL_REGISTRY_SIZE` keep building while the model's
+/// selection changes. A size below the selection fails the build with the
+/// number needed.
 #[no_mangle]
 pub extern "C" fn etch_kernel_registry_capacity() -> usize {
     CAPACITY
