@@ -219,17 +219,39 @@ pub(crate) fn pointwise<M: Mac>(
         let (b0, b1) = (init(bias, oc, off, w0), init(bias, oc1, off, w1));
         let r0 = Requant::new(*mult.get(oc).ok_or(BAD)?, *shift.get(oc).ok_or(BAD)?);
         let r1 = Requant::new(*mult.get(oc1).ok_or(BAD)?, *shift.get(oc1).ok_or(BAD)?);
+        // Two real channels, exact fast requantization, full int8 range.
+        let fast =
+            oc1 != oc && r0.is_fast() && r1.is_fast() && q.act_min == -128 && q.act_max == 127;
         let mut p = 0;
         while p + 1 < pixels {
-            let x0 = row(input, p * cin, cin)?;
-            let x1 = row(input, (p + 1) * cin, cin)?;
-            let [a, b, c, d] = M::dot_2x2(x0, x1, w0, w1);
+            let [a, b, c, d] = if oc1 != oc {
+                // Both pixels and both channels are adjacent rows.
+                let xs = row(input, p * cin, 2 * cin)?;
+                let ws = row(filter, oc * cin, 2 * cin)?;
+                M::dot_2x2_rows(xs, ws, cin)
+            } else {
+                let x0 = row(input, p * cin, cin)?;
+                let x1 = row(input, (p + 1) * cin, cin)?;
+                M::dot_2x2(x0, x1, w0, w1)
+            };
             let o = p * cout + oc;
-            put(output, o, q.out(b0.wrapping_add(a), &r0))?;
-            put(output, o + cout, q.out(b0.wrapping_add(c), &r0))?;
-            if oc1 != oc {
-                put(output, o + 1, q.out(b1.wrapping_add(b), &r1))?;
-                put(output, o + cout + 1, q.out(b1.wrapping_add(d), &r1))?;
+            if fast {
+                let f = |a: i32, r: &Requant| {
+                    r.apply_fast(a)
+                        .wrapping_add(q.output_offset)
+                        .clamp(-128, 127) as i8
+                };
+                let top = output.get_mut(o..o + 2).ok_or(BAD)?;
+                top.copy_from_slice(&[f(b0.wrapping_add(a), &r0), f(b1.wrapping_add(b), &r1)]);
+                let bottom = output.get_mut(o + cout..o + cout + 2).ok_or(BAD)?;
+                bottom.copy_from_slice(&[f(b0.wrapping_add(c), &r0), f(b1.wrapping_add(d), &r1)]);
+            } else {
+                put(output, o, q.out(b0.wrapping_add(a), &r0))?;
+                put(output, o + cout, q.out(b0.wrapping_add(c), &r0))?;
+                if oc1 != oc {
+                    put(output, o + 1, q.out(b1.wrapping_add(b), &r1))?;
+                    put(output, o + cout + 1, q.out(b1.wrapping_add(d), &r1))?;
+                }
             }
             p += 2;
         }
@@ -491,7 +513,7 @@ pub(crate) fn depthwise<M: Mac>(
     let (i, o) = (g.input, g.output);
     let (kh, kw) = g.kernel;
     let zp = q.input_offset.wrapping_neg();
-    if i.c == 1 && M::PACKED_POINTWISE && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
+    if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
         return depthwise_single_gemm::<M>(g, q, input, filter, bias, mult, shift, output);
     }
     if i.c == 1 && kh * kw <= MAX_TAPS && (-128..=127).contains(&zp) {
@@ -930,7 +952,12 @@ pub(crate) fn depthwise_single_gemm<M: Mac>(
             }
             let fast4 = req4.iter().all(Requant::is_fast);
             let [c0, c1, c2, c3] = &cols;
-            M::pack4([&c0[..len], &c1[..len], &c2[..len], &c3[..len]], packed);
+            let (Some(c0), Some(c1), Some(c2), Some(c3)) =
+                (c0.get(..len), c1.get(..len), c2.get(..len), c3.get(..len))
+            else {
+                return Err(BAD);
+            };
+            M::pack4([c0, c1, c2, c3], packed);
             for (k, patch) in patches.chunks_exact(len.max(1)).take(pn).enumerate() {
                 let acc = M::dot_1x4(patch, packed, init4);
                 let ob = (p0 + k) * cout + oc;
