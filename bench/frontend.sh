@@ -41,7 +41,7 @@ gcc -shared -fPIC -O2 -Wall -I "$header" $(pkg-config --cflags glib-2.0) \
   -o "$build/libetch_count.so" "$here/qemu-plugin/etch_count.c"
 
 clip=${ETCH_FRONTEND_CLIP:-$root/tools/frontend/vectors/kw_yes.wav}
-(cd "$fw" && ETCH_FRONTEND_CLIP=$clip cargo build -q --release --target thumbv7em-none-eabihf --target-dir "$fw/target")
+(cd "$fw" && ETCH_FRONTEND_CLIP=$clip cargo build -q --release --target thumbv7em-none-eabihf --features dsp --target-dir "$fw/target")
 elf=$fw/target/thumbv7em-none-eabihf/release/etch-frontend-bench
 markers=0x$(arm-none-eabi-nm "$elf" | awk '/ETCH_BENCH_MARKERS/{print $1}')
 log=$build/cortex-m4.log
@@ -73,7 +73,7 @@ out=$fw/results.txt
 {
   echo "# bench/frontend.sh: KWS front-end (etch-frontend), Cortex-M4F (qemu mps2-an386), thumbv7em-none-eabihf, opt-level s, LTO"
   echo "# clip $(basename "$clip"), 16000 samples -> 490 int8 features (qparams $qp read from the program on target)"
-  echo "# -> ${model#../../} forward; features and scores bit-exact with the host build"
+  echo "# -> ${model#../../} forward (etch-kernels with feature dsp); features and scores bit-exact with the host build"
   echo "whole_clip_instructions $whole"
   echo "stream_push_instructions_50_hops $hops"
   echo "stream_push_instructions_per_hop $((hops / 50))"
