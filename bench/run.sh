@@ -19,7 +19,7 @@ done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
 fi
-rustup target add thumbv7m-none-eabi thumbv7em-none-eabihf >/dev/null 2>&1
+rustup target add thumbv7m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf >/dev/null 2>&1
 
 # The plugin header comes from Debian's QEMU source package (matching the
 # installed qemu-system-arm); QEMU's source is never kept in the repository.
@@ -39,7 +39,8 @@ gcc -shared -fPIC -O2 -Wall -I "$header" $(pkg-config --cflags glib-2.0) \
 # target name, rust triple, qemu machine, cpu, firmware features (- = none)
 targets=("cortex-m3 thumbv7m-none-eabi mps2-an385 cortex-m3 -"
          "cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp"
-         "cortex-m7 thumbv7em-none-eabihf mps2-an500 cortex-m7 dsp")
+         "cortex-m7 thumbv7em-none-eabihf mps2-an500 cortex-m7 dsp"
+         "cortex-m33 thumbv8m.main-none-eabihf mps2-an505 cortex-m33 dsp")
 [ "$ci" = "--ci" ] && targets=("cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp")
 model=${ETCH_BENCH_MODEL:-dscnn_cm_m33_int8io}
 

@@ -16,9 +16,13 @@ fn main() {
     fs::write(out.join("input.bin"), npy_data(&format!("{dir}/{model}.input0.npy"))).unwrap();
     fs::write(out.join("expected.bin"), npy_data(&format!("{dir}/{model}.output0.npy"))).unwrap();
     fs::write(out.join("model_name.txt"), &model).unwrap();
-    fs::copy("memory.x", out.join("memory.x")).unwrap();
+    // Armv8-M Mainline runs on MPS2 AN505, whose secure memory map differs.
+    let target = env::var("TARGET").unwrap_or_default();
+    let memory = if target.starts_with("thumbv8m") { "memory-an505.x" } else { "memory-mps2.x" };
+    fs::copy(memory, out.join("memory.x")).unwrap();
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-env-changed=ETCH_BENCH_MODEL");
-    println!("cargo:rerun-if-changed=memory.x");
+    println!("cargo:rerun-if-changed=memory-mps2.x");
+    println!("cargo:rerun-if-changed=memory-an505.x");
     println!("cargo:rerun-if-changed={dir}/{model}.pte");
 }
