@@ -674,4 +674,25 @@ mod tests {
         }
         assert_eq!(compared, 56_000 / FRAME_STEP - HOPS + 1);
     }
+
+    #[test]
+    fn stream_survives_its_counter_wrap() {
+        // The hop counter folds back by 49 * 50 after 4900 hops (98 s):
+        // windows just before and after still equal the whole-clip result.
+        let sample = |n: usize| ((n * 2654435761) % 20011) as i16 - 10005;
+        let mut fe = Frontend::new();
+        let mut st = Stream::new();
+        let (mut a, mut b) = ([0.0f32; FEATURES], [0.0f32; FEATURES]);
+        for h in 0..5000usize {
+            let hop: [i16; FRAME_STEP] = core::array::from_fn(|i| sample(h * FRAME_STEP + i));
+            st.push(&mut fe, &hop);
+            if h == 4898 || h == 4899 || h == 4999 {
+                let start = (h + 1 - HOPS) * FRAME_STEP;
+                let clip: [i16; CLIP_SAMPLES] = core::array::from_fn(|i| sample(start + i));
+                assert_eq!(st.features(&mut a), fe.mfcc(&clip, &mut b));
+                assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "hop {h}");
+            }
+        }
+        assert!(st.hops() < 2 * HOPS * FRAMES);
+    }
 }
