@@ -364,6 +364,17 @@ static void test_fixture(const fixture_t *f, int runnable) {
   CHECK_STATUS(etch_method_execute(&method), ETCH_OK);
   CHECK_STATUS(etch_method_output(&method, 0, &out, &out_len), ETCH_OK);
   CHECK(memcmp(out, f->output, f->output_len) == 0, "%s: second run differs", ctx);
+  /* The method needs the program bytes, not the etch_program_t. */
+  {
+    etch_program_t saved = prog;
+    memset(&prog, 0, sizeof prog);
+    CHECK_STATUS(etch_method_set_input(&method, 0, f->input, f->input_len), ETCH_OK);
+    CHECK_STATUS(etch_method_execute(&method), ETCH_OK);
+    CHECK_STATUS(etch_method_output(&method, 0, &out, &out_len), ETCH_OK);
+    CHECK(memcmp(out, f->output, f->output_len) == 0, "%s: run without the program handle", ctx);
+    prog = saved; /* a program handle may be copied */
+    CHECK_STATUS(etch_method_meta(&prog, "forward", &meta), ETCH_OK);
+  }
 
   /* Instruction limit: fails at the first instruction past it. */
   if (meta.num_instructions > 1) {
