@@ -30,7 +30,7 @@ need=""
 command -v arm-none-eabi-gcc >/dev/null || need="$need gcc-arm-none-eabi binutils-arm-none-eabi"
 [ -f /usr/lib/arm-none-eabi/lib/rdimon.specs ] || need="$need libnewlib-arm-none-eabi"
 command -v qemu-system-arm >/dev/null || need="$need qemu-system-arm"
-[ -d /usr/lib/gcc/x86_64-linux-gnu/12/32 ] || need="$need gcc-multilib g++-multilib"
+[ -d /usr/lib/gcc/x86_64-linux-gnu/12/32 ] || need="$need gcc-multilib"
 command -v g++ >/dev/null || need="$need g++"
 if [ -n "$need" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
