@@ -22,13 +22,15 @@ use crate::error::{Error, Result};
 // the inliner, each of the ~60 schema accessors carried its own copy of the
 // vtable walk, offset checks and error construction (tens of KB on Cortex-M).
 
-#[inline(never)]
+// The leaves stay inline (they are a compare and a load); the field, vector
+// and string walks built on them are the out-of-line, shared part.
+#[inline(always)]
 fn bytes_at(buf: &[u8], pos: usize, n: usize) -> Option<&[u8]> {
     buf.get(pos..pos.checked_add(n)?)
 }
 
 /// Reads a little-endian `u32` at `pos`.
-#[inline(never)]
+#[inline]
 pub fn read_u32(buf: &[u8], pos: usize) -> Result<u32> {
     match bytes_at(buf, pos, 4) {
         Some(&[a, b, c, d]) => Ok(u32::from_le_bytes([a, b, c, d])),
@@ -46,7 +48,7 @@ pub fn read_u64(buf: &[u8], pos: usize) -> Result<u64> {
     }
 }
 
-#[inline(never)]
+#[inline]
 fn read_u16(buf: &[u8], pos: usize) -> Result<u16> {
     match bytes_at(buf, pos, 2) {
         Some(&[a, b]) => Ok(u16::from_le_bytes([a, b])),
@@ -55,7 +57,7 @@ fn read_u16(buf: &[u8], pos: usize) -> Result<u16> {
 }
 
 /// The scalar of `N` bytes at `pos` for [`Follow`]: widened to `u64`.
-#[inline(never)]
+#[inline]
 fn scalar_bits(buf: &[u8], pos: usize, n: usize) -> Result<u64> {
     let Some(b) = bytes_at(buf, pos, n) else {
         return Err(Error::invalid("scalar past end of buffer", pos));
@@ -104,7 +106,7 @@ impl<'a> Follow<'a> for bool {
 }
 
 /// Follows the `u32` offset stored at `pos` (relative to `pos`).
-#[inline(never)]
+#[inline]
 fn indirect(buf: &[u8], pos: usize) -> Result<usize> {
     let off = read_u32(buf, pos)? as usize;
     let target = pos
@@ -164,7 +166,7 @@ impl<'a> Table<'a> {
     /// inside the buffer. (Not inside `object_len`: the Python builder EXIR uses
     /// records an object size that can end before an 8-byte field padded to
     /// alignment, and ExecuTorch's verifier only checks buffer bounds too.)
-    #[inline(never)]
+    #[inline]
     pub fn field(&self, slot: u16, size: usize) -> Result<Option<usize>> {
         let entry = 4 + 2 * slot as usize;
         // Re-read rather than stored: a smaller `Table` is cheaper to pass
@@ -193,7 +195,7 @@ impl<'a> Table<'a> {
     }
 
     /// A reference field (table, vector, string), as the position it points to.
-    #[inline(never)]
+    #[inline]
     fn reference(&self, slot: u16) -> Result<Option<usize>> {
         match self.field(slot, 4)? {
             Some(p) => indirect(self.buf, p).map(Some),
@@ -340,7 +342,7 @@ impl<'a> RawVector<'a> {
     }
 
     /// Position of element `i`, checked against the length.
-    #[inline(never)]
+    #[inline]
     fn element(&self, i: usize, elem: usize) -> Result<usize> {
         if i >= self.len {
             return Err(Error::invalid("vector index out of range", self.start));
