@@ -284,16 +284,29 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
         let mut in_values = [None; N];
+        let mut out_values = [0usize; M];
+        self.value_indices(&inputs, &outputs, &mut in_values, &mut out_values)?;
+        self.io_values(in_values, out_values)
+    }
+
+    // `io`'s argument-to-value mapping over slices: not copied per arity.
+    #[inline(never)]
+    fn value_indices(
+        &self,
+        inputs: &[usize],
+        outputs: &[usize],
+        in_values: &mut [Option<usize>],
+        out_values: &mut [usize],
+    ) -> Result<()> {
         for (slot, &i) in in_values.iter_mut().zip(inputs.iter()) {
             if !self.is_null(i)? {
                 *slot = Some(self.value_index(i)?);
             }
         }
-        let mut out_values = [0usize; M];
         for (slot, &i) in out_values.iter_mut().zip(outputs.iter()) {
             *slot = self.value_index(i)?;
         }
-        self.io_values(in_values, out_values)
+        Ok(())
     }
 
     /// Number of tensors in a `Tensor[]` argument.
