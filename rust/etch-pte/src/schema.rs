@@ -525,27 +525,35 @@ impl<'a> Instruction<'a> {
             slot::instruction::INSTR_ARGS,
             "Instruction.instr_args missing",
         )?;
+        // Every argument table has an i32 in slot 0; read it once, in the
+        // same order as field by field (the slot constants below say so).
+        const _: () = assert!(
+            slot::kernel_call::OP_INDEX == 0
+                && slot::delegate_call::DELEGATE_INDEX == 0
+                && slot::move_call::MOVE_FROM == 0
+                && slot::jump_false_call::COND_VALUE_INDEX == 0
+                && slot::free_call::VALUE_INDEX == 0
+        );
+        let first: i32 = t.scalar(0, 0)?;
         Ok(match kind {
             InstructionKind::KernelCall => InstructionArgs::KernelCall {
-                op_index: t.scalar(slot::kernel_call::OP_INDEX, 0)?,
+                op_index: first,
                 args: t.required_vector(slot::kernel_call::ARGS, "KernelCall.args missing")?,
             },
             InstructionKind::DelegateCall => InstructionArgs::DelegateCall {
-                delegate_index: t.scalar(slot::delegate_call::DELEGATE_INDEX, 0)?,
+                delegate_index: first,
                 args: t.required_vector(slot::delegate_call::ARGS, "DelegateCall.args missing")?,
             },
             InstructionKind::MoveCall => InstructionArgs::MoveCall {
-                move_from: t.scalar(slot::move_call::MOVE_FROM, 0)?,
+                move_from: first,
                 move_to: t.scalar(slot::move_call::MOVE_TO, 0)?,
             },
             InstructionKind::JumpFalseCall => InstructionArgs::JumpFalseCall {
-                cond_value_index: t.scalar(slot::jump_false_call::COND_VALUE_INDEX, 0)?,
+                cond_value_index: first,
                 destination_instruction: t
                     .scalar(slot::jump_false_call::DESTINATION_INSTRUCTION, 0)?,
             },
-            InstructionKind::FreeCall => InstructionArgs::FreeCall {
-                value_index: t.scalar(slot::free_call::VALUE_INDEX, 0)?,
-            },
+            InstructionKind::FreeCall => InstructionArgs::FreeCall { value_index: first },
         })
     }
 }
