@@ -91,8 +91,10 @@ pub(crate) trait Mac {
     /// [`Mac::dot_2x2`] for two pixels stored back to back (`xs` = rows
     /// `xs[..n]`, `xs[n..2n]`) against two weight rows stored back to back.
     fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
-        let (x0, x1) = xs.split_at(n.min(xs.len()));
-        let (w0, w1) = ws.split_at(n.min(ws.len()));
+        // `split_at_checked`: `split_at` keeps a panic path LLVM cannot
+        // always remove, even with the index clamped.
+        let (x0, x1) = xs.split_at_checked(n).unwrap_or((xs, &[]));
+        let (w0, w1) = ws.split_at_checked(n).unwrap_or((ws, &[]));
         Self::dot_2x2(x0, x1, w0, w1)
     }
     /// Four channels side by side: `acc[j] + x[j]·w[j]`.
