@@ -50,6 +50,15 @@ static etch_method_t config_method;
 static etch_frontend_t frontend; /* 2 KiB FFT scratch */
 static int8_t features[ETCH_FRONTEND_FEATURES];
 
+/*
+ * Instruction-count buckets for QEMU runs with bench/qemu-plugin's
+ * etch_count.so (markers=<address of kws_markers>): a store to
+ * kws_markers[k] charges every instruction after it to bucket k. Two
+ * stores per stage, nothing else, on every build.
+ */
+enum { BUCKET_OTHER, BUCKET_FRONTEND, BUCKET_INFERENCE, NUM_BUCKETS };
+volatile uint32_t kws_markers[NUM_BUCKETS];
+
 /* Model input/output quantization, read from the program itself. */
 static float in_scale;
 static int32_t in_zp;
@@ -237,10 +246,13 @@ int kws_run_clip(const char *name, const uint8_t *wav, size_t size, struct kws_t
 		return -1;
 	}
 
+	kws_markers[BUCKET_FRONTEND] = 1;
 	stamp_t t0 = now();
 	etch_status_t st = etch_frontend_mfcc_int8(&frontend, pcm, n, in_scale, in_zp, features,
 						   sizeof(features), &peak);
 	stamp_t t1 = now();
+
+	kws_markers[BUCKET_OTHER] = 1;
 
 	if (st != ETCH_OK) {
 		return fail("etch_frontend_mfcc_int8", st);
@@ -249,10 +261,13 @@ int kws_run_clip(const char *name, const uint8_t *wav, size_t size, struct kws_t
 	if (st != ETCH_OK) {
 		return fail("etch_method_set_input", st);
 	}
+	kws_markers[BUCKET_INFERENCE] = 1;
 	stamp_t t2 = now();
 
 	st = etch_method_execute(&method);
 	stamp_t t3 = now();
+
+	kws_markers[BUCKET_OTHER] = 1;
 
 	if (st != ETCH_OK) {
 		return fail("etch_method_execute", st);
