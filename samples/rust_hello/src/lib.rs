@@ -11,12 +11,16 @@ use zephyr::printkln;
 #[repr(C, align(16))]
 struct Aligned<T: ?Sized>(T);
 
-static MODEL: &Aligned<[u8]> =
-    &Aligned(*include_bytes!("../../../tests/fixtures/tiny_cm_m33_int8io.pte"));
-/// tiny_cm_m33_int8io.input0.npy / output0.npy without their 128-byte headers.
-static INPUT: &[u8] = npy_data(include_bytes!("../../../tests/fixtures/tiny_cm_m33_int8io.input0.npy"));
-static EXPECTED: &[u8] =
-    npy_data(include_bytes!("../../../tests/fixtures/tiny_cm_m33_int8io.output0.npy"));
+static MODEL: &Aligned<[u8]> = &Aligned(*include_bytes!(
+    "../../../tests/fixtures/tiny_cm_m33_int8io.pte"
+));
+/// tiny_cm_m33_int8io.input0.npy / output0.npy without their .npy headers.
+static INPUT: &[u8] = npy_data(include_bytes!(
+    "../../../tests/fixtures/tiny_cm_m33_int8io.input0.npy"
+));
+static EXPECTED: &[u8] = npy_data(include_bytes!(
+    "../../../tests/fixtures/tiny_cm_m33_int8io.output0.npy"
+));
 
 /// The data of a version-1 .npy file (header length at bytes 8..10).
 const fn npy_data(npy: &'static [u8]) -> &'static [u8] {
@@ -43,7 +47,9 @@ fn run(arena: &mut [u8], state: &mut [u8]) -> Result<(), &'static str> {
         Program::from_bytes(&MODEL.0, Verification::InternalConsistency).map_err(|_| "load")?;
     let meta = program.method_meta("forward").map_err(|_| "method_meta")?;
     let state_bytes = meta.method_state_bytes().map_err(|_| "state size")?;
-    let planned_bytes = meta.memory_planned_buffer_size(0).map_err(|_| "plan size")?;
+    let planned_bytes = meta
+        .memory_planned_buffer_size(0)
+        .map_err(|_| "plan size")?;
     printkln!(
         "etch rust hello: method forward: {} state bytes, planned buffer of {} bytes, {} kernel(s)",
         state_bytes,
@@ -52,8 +58,8 @@ fn run(arena: &mut [u8], state: &mut [u8]) -> Result<(), &'static str> {
     );
     let state = state.get_mut(..state_bytes).ok_or("state buffer")?;
     let mut planned = [arena.get_mut(..planned_bytes).ok_or("arena")?];
-    let mut method =
-        Method::load(&meta, state, &mut planned, etch_kernels::KERNELS, &[]).map_err(|_| "method load")?;
+    let mut method = Method::load(&meta, state, &mut planned, etch_kernels::KERNELS, &[])
+        .map_err(|_| "method load")?;
     method.set_input_bytes(0, INPUT).map_err(|_| "set input")?;
     method.execute().map_err(|_| "execute")?;
     match method.output(0) {
