@@ -1126,6 +1126,21 @@ pub(crate) fn fully_connected<M: Mac>(
     Ok(())
 }
 
+/// In-bounds input rows `[lo, hi)` of a dilation-1 window: CMSIS-NN's
+/// `k_start = MAX(0, -base)`, `k_end = MIN(kernel, size - base)` with
+/// `base = o·stride − pad`, in positions rather than taps. O(1) and bounded
+/// by `size` whatever kernel, stride and padding the file holds.
+#[inline(always)]
+fn clip(o: usize, kernel: usize, stride: usize, pad: usize, size: usize) -> (usize, usize) {
+    let start = o.saturating_mul(stride);
+    let (lo, hi) = match start.checked_sub(pad) {
+        Some(base) => (base, base.saturating_add(kernel)),
+        None => (0, kernel.saturating_sub(pad - start)),
+    };
+    let hi = hi.min(size);
+    (lo.min(hi), hi)
+}
+
 /// `arm_avgpool_s8`: four channels at a time summed over the in-bounds
 /// window, mean rounded half away from zero, clamped. An empty window is an
 /// error (CMSIS-NN divides by its zero count).
@@ -1139,10 +1154,10 @@ pub(crate) fn avg_pool(
     let c = i.c;
     for b in 0..o.n {
         for oy in 0..o.h {
-            let (ky0, ky1) = taps(oy, g.kernel.0, g.stride.0, g.padding.0, 1, i.h);
+            let (y0, y1) = clip(oy, g.kernel.0, g.stride.0, g.padding.0, i.h);
             for ox in 0..o.w {
-                let (kx0, kx1) = taps(ox, g.kernel.1, g.stride.1, g.padding.1, 1, i.w);
-                let count = ((ky1 - ky0) * (kx1 - kx0)) as i32;
+                let (x0, x1) = clip(ox, g.kernel.1, g.stride.1, g.padding.1, i.w);
+                let count = ((y1 - y0) * (x1 - x0)) as i32;
                 if count == 0 {
                     return Err(BAD);
                 }
@@ -1151,10 +1166,8 @@ pub(crate) fn avg_pool(
                 while j < c {
                     let n = 4.min(c - j);
                     let mut s = [0i32; 4];
-                    for ky in ky0..ky1 {
-                        let y = oy * g.stride.0 + ky - g.padding.0;
-                        let x0 = ox * g.stride.1 + kx0 - g.padding.1;
-                        for xx in x0..x0 + (kx1 - kx0) {
+                    for y in y0..y1 {
+                        for xx in x0..x1 {
                             let v = lanes(input, ((b * i.h + y) * i.w + xx) * c + j, n)?;
                             for (s, v) in s.iter_mut().zip(v) {
                                 *s = s.wrapping_add(v as i32);

@@ -342,6 +342,37 @@ pub fn max_pool_s8(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8])
     })
 }
 
+/// The in-bounds input positions of a window along one axis, in tap order:
+/// exactly the taps `Window::tap` accepts, found in O(1) so the work is
+/// bounded by `size` whatever kernel, stride and padding the file holds.
+/// `dil > 0`.
+fn in_bounds(
+    o: usize,
+    kernel: usize,
+    stride: usize,
+    pad: usize,
+    dil: usize,
+    size: usize,
+) -> core::iter::Take<core::iter::StepBy<core::ops::RangeFrom<usize>>> {
+    let start = o.saturating_mul(stride);
+    // First valid tap and its position.
+    let (lo, first) = match start.checked_sub(pad) {
+        Some(base) => (0, base),
+        None => {
+            let gap = pad - start;
+            let lo = gap.div_ceil(dil);
+            (lo, lo.saturating_mul(dil) - gap)
+        }
+    };
+    let n = if first < size {
+        (size - 1 - first) / dil + 1
+    } else {
+        0
+    };
+    let n = n.min(kernel.saturating_sub(lo));
+    (first..).step_by(dil).take(n)
+}
+
 fn pool(
     g: &Window,
     input: &[i8],
@@ -356,20 +387,21 @@ fn pool(
     {
         return Err(BAD);
     }
+    // Dilation 0 would repeat one tap `kernel` times: no model has it.
+    if g.dilation.0 == 0 || g.dilation.1 == 0 {
+        return Err(BAD);
+    }
     let mut dst = output.iter_mut();
     for b in 0..o.n {
         for oy in 0..o.h {
+            let rows = in_bounds(oy, g.kernel.0, g.stride.0, g.padding.0, g.dilation.0, i.h);
             for ox in 0..o.w {
+                let cols = in_bounds(ox, g.kernel.1, g.stride.1, g.padding.1, g.dilation.1, i.w);
                 for ch in 0..o.c {
-                    let mut taps = (0..g.kernel.0)
-                        .filter_map(|ky| {
-                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
-                        })
+                    let mut taps = rows
+                        .clone()
                         .flat_map(|y| {
-                            (0..g.kernel.1)
-                                .filter_map(move |kx| {
-                                    Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
-                                })
+                            cols.clone()
                                 .map(move |x| ((b * i.h + y) * i.w + x) * i.c + ch)
                         })
                         .map(|idx| input.get(idx).copied().unwrap_or(0));

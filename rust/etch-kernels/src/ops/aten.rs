@@ -336,7 +336,9 @@ fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
             0,
         ));
     }
-    if kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || divisor == Some(0) {
+    // Upstream's `check_avg_pool2d_args` also wants non-negative padding
+    // (the clipped window below relies on it).
+    if kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || ph < 0 || pw < 0 || divisor == Some(0) {
         return Err(bad("avg_pool2d parameters"));
     }
     let (n, c, ih, iw) = (
@@ -356,10 +358,17 @@ fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         for ch in 0..c {
             for oy in 0..oh {
                 for ox in 0..ow {
-                    let (ih0, iw0) = (oy as i64 * sh - ph, ox as i64 * sw - pw);
-                    let ih1 = (ih0 + kh).min(ih as i64 + ph);
-                    let iw1 = (iw0 + kw).min(iw as i64 + pw);
-                    let pool_size = (ih1 - ih0) * (iw1 - iw0);
+                    // Checked: the parameters come from the file.
+                    let window = |o: usize, s: i64, p: i64, k: i64, size: usize| {
+                        let lo = (o as i64).checked_mul(s)?.checked_sub(p)?;
+                        Some((lo, lo.checked_add(k)?.min((size as i64).checked_add(p)?)))
+                    };
+                    let (Some((ih0, ih1)), Some((iw0, iw1))) =
+                        (window(oy, sh, ph, kh, ih), window(ox, sw, pw, kw, iw))
+                    else {
+                        return Err(bad("avg_pool2d window"));
+                    };
+                    let pool_size = (ih1 - ih0).saturating_mul(iw1 - iw0);
                     let (ih0c, iw0c) = (ih0.max(0), iw0.max(0));
                     let (ih1c, iw1c) = (ih1.min(ih as i64), iw1.min(iw as i64));
                     if ih0c >= ih1c || iw0c >= iw1c {
@@ -371,14 +380,10 @@ fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                         (ih1c - ih0c) * (iw1c - iw0c)
                     };
                     let mut accum: Option<f32> = None;
-                    for ky in 0..kh as usize {
-                        let Some(y) = tap(oy, ky, sh, 1, ph, ih) else {
-                            continue;
-                        };
-                        for kx in 0..kw as usize {
-                            let Some(xx) = tap(ox, kx, sw, 1, pw, iw) else {
-                                continue;
-                            };
+                    // The in-bounds taps, row-major: exactly the ones the
+                    // upstream loop over the whole kernel does not skip.
+                    for y in ih0c as usize..ih1c as usize {
+                        for xx in iw0c as usize..iw1c as usize {
                             let v = xd.get(at4(&xs, b, ch, y, xx)).copied().unwrap_or(0.0);
                             accum = Some(match accum {
                                 None => v,

@@ -350,7 +350,7 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         let (Ok(a), Ok(b)) = (usize::try_from(a), usize::try_from(b)) else {
             return Err(bad("negative padding"));
         };
-        if din[k] + a + b != dout[k] {
+        if din[k].checked_add(a).and_then(|d| d.checked_add(b)) != Some(dout[k]) {
             return Err(bad("pad output shape"));
         }
         *slot = a;
@@ -688,7 +688,7 @@ fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -
     let out = out.as_i8_mut()?;
     // Input row feeding output row `o` through tap `k`, if any.
     let source = |o: usize, k: usize, s: usize, p: usize, d: usize, size: usize| -> Option<usize> {
-        let num = (o + p).checked_sub(k * d)?;
+        let num = o.checked_add(p)?.checked_sub(k.checked_mul(d)?)?;
         (num % s == 0 && num / s < size).then_some(num / s)
     };
     let mut dst = out.iter_mut();

@@ -395,6 +395,11 @@ fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     };
     let (ph, pw) = l(ctx, 3, 0)?;
     let (dh, dw) = l(ctx, 4, 1)?;
+    // Upstream's `check_max_pool2d_with_indices_args`: positive kernel,
+    // stride and dilation, non-negative padding.
+    if kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0 || ph < 0 || pw < 0 {
+        return Err(bad("max_pool2d parameters"));
+    }
     let ([x], [mut out, mut idx]) = ctx.io([0], [6, 7])?;
     let x = required(x, 0)?;
     if x.shape.rank() != 4
@@ -425,16 +430,17 @@ fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
             for oy in 0..oh {
                 for ox in 0..ow {
                     let mut best: Option<(f32, i64)> = None;
-                    for ky in 0..kh {
+                    // Only the in-bounds taps (the rest were skipped anyway).
+                    let (Some((ky0, ky1)), Some((kx0, kx1))) = (
+                        super::tap_range(oy, kh, sh, dh, ph, ih),
+                        super::tap_range(ox, kw, sw, dw, pw, iw),
+                    ) else {
+                        return Err(bad("max_pool2d window"));
+                    };
+                    for ky in ky0..ky1 {
                         let y = oy as i64 * sh - ph + ky * dh;
-                        if y < 0 || y >= ih as i64 {
-                            continue;
-                        }
-                        for kx in 0..kw {
+                        for kx in kx0..kx1 {
                             let xx = ox as i64 * sw - pw + kx * dw;
-                            if xx < 0 || xx >= iw as i64 {
-                                continue;
-                            }
                             let pos = y * iw as i64 + xx;
                             let v = xd.get(plane + pos as usize).copied().unwrap_or(0.0);
                             best = Some(match best {
