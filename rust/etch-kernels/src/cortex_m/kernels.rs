@@ -1167,8 +1167,10 @@ pub(crate) fn avg_pool(
                     let n = 4.min(c - j);
                     let mut s = [0i32; 4];
                     for y in y0..y1 {
-                        for xx in x0..x1 {
-                            let v = lanes(input, ((b * i.h + y) * i.w + xx) * c + j, n)?;
+                        let mut at = ((b * i.h + y) * i.w + x0) * c + j;
+                        for _ in x0..x1 {
+                            let v = lanes(input, at, n)?;
+                            at += c;
                             for (s, v) in s.iter_mut().zip(v) {
                                 *s = s.wrapping_add(v as i32);
                             }
