@@ -38,7 +38,10 @@ def sizes(build, name):
         if len(parts) < 4 or parts[2].lower() not in "tr":
             continue
         size, sym = int(parts[1], 16), parts[3]
-        if sym.startswith(("etch_pte::", "etch_runtime::", "<etch_pte", "<etch_runtime")):
+        # etch_bench::rt::* are the firmware's #[inline(never)] wrappers of
+        # every etch call: LTO inlines Method::load/execute/output into them,
+        # so their bodies are runtime code (plus one call/return each).
+        if sym.startswith(("etch_pte::", "etch_runtime::", "<etch_pte", "<etch_runtime", "etch_bench::rt::")):
             core += size
         elif sym.startswith(("etch_kernels::", "<etch_kernels")):
             kernels += size
@@ -88,9 +91,16 @@ def main():
         "  are instructions, not cycles. Per op: the firmware stores to a marker array before",
         "  and after each instruction; the plugin charges instructions to the last marker.",
         "- **Flash** is the summed size of linked `.text`/`.rodata` symbols by crate",
-        "  (`arm-none-eabi-nm -S`): core = `etch_pte` + `etch_runtime`, kernels = `etch_kernels`",
-        "  (the DS-CNN selection only). Compiler intrinsics (`memcpy`), the harness and the",
-        "  semihosting formatting are excluded.",
+        "  (`arm-none-eabi-nm -S`, types `t`/`r`): core = symbols of `etch_pte` and `etch_runtime`",
+        "  plus `etch_bench::rt::*`, the firmware's `#[inline(never)]` wrappers around every etch",
+        "  call (`Program::from_bytes`, `method_meta`, the `MethodMeta` queries, `Method::load`,",
+        "  `set_input_bytes`, `execute_observed`, `output`): LTO inlines those into their callers,",
+        "  so before the wrappers about 9 KB of runtime code was charged to the harness's `main`",
+        "  (the core column read about 22.6 KB). The wrappers add one call and return each.",
+        "  Kernels = `etch_kernels` symbols (the DS-CNN selection only). Compiler intrinsics",
+        "  (`memcpy`), the harness and the semihosting formatting are excluded. Cross-check: the",
+        "  `size ... core runtime (probe_core ...)` lines of `tools/ci/check-embedded.sh` link the",
+        "  runtime alone (load + execute, no kernels, no harness).",
         "- **Builds**: `bench/firmware` has its own release profile (`opt-level = \"s\"`, `lto = true`,",
         "  `codegen-units = 1`, `panic = \"abort\"`, debug info kept for symbol sizes only). Cortex-M3",
         "  runs the scalar kernels (`thumbv7m-none-eabi`: Thumb-2 `ldrsb`/`mla` loops); Cortex-M4, M7",
