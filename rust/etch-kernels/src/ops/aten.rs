@@ -181,7 +181,11 @@ fn at4(strides: &[usize], n: usize, c: usize, y: usize, x: usize) -> usize {
 /// C++ loops, which test the wrapped `size_t` against the size).
 #[inline]
 fn tap(o: usize, k: usize, stride: i64, dil: i64, pad: i64, size: usize) -> Option<usize> {
-    let pos = stride * o as i64 + dil * k as i64 - pad;
+    // Checked: stride, dilation and padding come from the file.
+    let pos = stride
+        .checked_mul(o as i64)?
+        .checked_add(dil.checked_mul(k as i64)?)?
+        .checked_sub(pad)?;
     (pos >= 0 && (pos as usize) < size).then_some(pos as usize)
 }
 
