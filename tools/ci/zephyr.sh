@@ -47,8 +47,10 @@ rc=0
 (cd "$root" && west twister -p native_sim -T tests/zephyr -T samples \
   -j "${ETCH_JOBS:-2}" -O "$out" --inline-logs ${ETCH_TWISTER_ARGS:-}) \
   >"$work/twister.log" 2>&1 || rc=$?
-grep -E "INFO +- (.*(test configurations passed|executed test cases passed|test configurations executed|built \(not run\)).*)" \
-  "$work/twister.log" | sed 's/^INFO *- //' || true
+# Progress lines end in \r: split them before picking the summary.
+tr '\r' '\n' <"$work/twister.log" \
+  | grep -E "test scenarios .* selected|executed test configurations passed|executed test cases passed|test configurations executed" \
+  | sed 's/^INFO *- //' || true
 if [ "$rc" -ne 0 ]; then
   tail -60 "$work/twister.log"
   echo "== zephyr: twister failed (log: $work/twister.log)"
