@@ -52,6 +52,51 @@ def sizes(build, name):
     return core, kernels, model
 
 
+def frontend_section(root):
+    """The front end's figures, as bench/frontend.sh last wrote them."""
+    path = os.path.join(root, "bench", "frontend", "results.txt")
+    if not os.path.exists(path):
+        return []
+    notes, facts = [], {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#"):
+                notes.append(line.lstrip("# "))
+            elif line:
+                key, value = line.split()
+                facts[key] = int(value)
+    rows = [
+        ("whole 1 s clip → 490 int8 features", "whole_clip_instructions", "instructions"),
+        ("streaming: one 20 ms hop", "stream_push_instructions_per_hop", "instructions"),
+        ("streaming: features of the last second", "stream_features_instructions", "instructions"),
+        ("DS-CNN inference (trained model, `dsp`)", "inference_instructions", "instructions"),
+        ("PCM → scores (front end + inference)", "clip_to_scores_instructions", "instructions"),
+        ("flash, whole-clip API (.text + .rodata)", None, "bytes"),
+        ("flash, streaming API (.text + .rodata)", None, "bytes"),
+        ("RAM: front-end scratch", "frontend_scratch_bytes", "bytes"),
+        ("RAM: streaming state", "stream_state_bytes", "bytes"),
+        ("stack, whole clip / streaming", None, "bytes"),
+    ]
+    md = ["", "## Audio front end (Cortex-M4F)", ""]
+    md += [f"{n}." if not n.endswith(".") else n for n in notes]
+    md += ["", "| what | value |", "|---|---:|"]
+    for label, key, unit in rows:
+        if key is not None:
+            value = f"{facts.get(key, 0):,} {unit}"
+        elif label.startswith("flash, whole"):
+            value = f"{facts.get('whole_clip_flash_text_bytes', 0):,} + {facts.get('whole_clip_flash_rodata_bytes', 0):,} bytes"
+        elif label.startswith("flash, stream"):
+            value = f"{facts.get('stream_flash_text_bytes', 0):,} + {facts.get('stream_flash_rodata_bytes', 0):,} bytes"
+        else:
+            value = f"{facts.get('whole_clip_stack_bytes', 0):,} / {facts.get('stream_stack_bytes', 0):,} bytes"
+        md.append(f"| {label} | {value} |")
+    md += ["", "Command: `bench/frontend.sh` (writes `bench/frontend/results.txt`; this table is copied",
+           "from it when `bench/run.sh` writes this file). Per-board figures of the Zephyr",
+           "keyword-spotting sample: `samples/keyword_spotting/README.md`.", ""]
+    return md
+
+
 def main():
     build, root = sys.argv[1], sys.argv[2]
     results = []
@@ -129,6 +174,7 @@ def main():
         for op, n in sorted(by_op.items(), key=lambda kv: -kv[1]):
             md.append(f"| `{op}` | {n:,} | {100.0 * n / max(per, 1):.1f} % |")
     md += ["", "Command: `bench/run.sh` (about a minute after the first build).", ""]
+    md += frontend_section(root)
     with open(os.path.join(root, "docs", "benchmarks.md"), "w") as f:
         f.write("\n".join(md))
     print("\n".join(md[md.index("| target | model | instructions / inference | core flash | kernels flash | method state | arena | stack | bit-exact |"):][:2 + len(rows)]))
