@@ -133,14 +133,15 @@ fn conv_with<M: mac::Mac>(
     {
         return Err(BAD);
     }
+    let ops = kernels::ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
     if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
         if M::PACKED_POINTWISE {
-            kernels::pointwise_packed::<M>(g, q, input, filter, bias, mult, shift, output)
+            kernels::pointwise_packed::<M>(&ops, output)
         } else {
-            kernels::pointwise::<M>(g, q, input, filter, bias, mult, shift, output)
+            kernels::pointwise::<M>(&ops, output)
         }
     } else {
-        kernels::conv::<M>(g, q, input, filter, bias, mult, shift, output)
+        kernels::conv::<M>(&ops, output)
     }
 }
 
@@ -198,7 +199,8 @@ fn depthwise_with<M: mac::Mac>(
     {
         return Err(BAD);
     }
-    kernels::depthwise::<M>(g, q, ch_mult, input, filter, bias, mult, shift, output)
+    let ops = kernels::ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
+    kernels::depthwise::<M>(&ops, ch_mult, output)
 }
 
 /// How `arm_fully_connected_s8` gets its per-output constant term: the

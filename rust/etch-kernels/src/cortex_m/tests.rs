@@ -746,16 +746,7 @@ fn dscnn_shapes_match_reference_on_both_paths() {
             }
             // Every loop structure with both implementations, whichever the
             // dispatch would pick.
-            type K<'a> = fn(
-                &Window,
-                &ConvQuant,
-                &[i8],
-                &[i8],
-                Option<&[i32]>,
-                &[i32],
-                &[i32],
-                &mut [i8],
-            ) -> KernelResult;
+            type K = fn(&kernels::ConvOperands<'_>, &mut [i8]) -> KernelResult;
             let paths: Vec<K> = match ch_mult {
                 None if g.kernel == (1, 1) => vec![
                     kernels::pointwise::<Scalar>,
@@ -781,7 +772,16 @@ fn dscnn_shapes_match_reference_on_both_paths() {
             };
             for (k, f) in paths.iter().enumerate() {
                 let mut got = vec![0i8; o.elements().unwrap()];
-                f(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got).unwrap();
+                let ops = kernels::ConvOperands {
+                    g: *g,
+                    q,
+                    input: &x,
+                    filter: &w,
+                    bias: Some(&bias),
+                    mult: &mult,
+                    shift: &shift,
+                };
+                f(&ops, &mut got).unwrap();
                 assert_eq!(got, want, "{g:?} path {k} zp {zp_in}");
             }
         }
