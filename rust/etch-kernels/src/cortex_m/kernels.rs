@@ -402,8 +402,7 @@ pub(crate) fn pointwise_packed<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8]
 pub(crate) fn conv<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8]) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o) = (g.input, g.output);
-    let (kh, kw) = g.kernel;
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let (cin, cout) = (i.c, o.c);
     let wlen = kh * kw * cin;
     let off = q.input_offset;
@@ -533,8 +532,7 @@ pub(crate) fn depthwise<M: Mac>(
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o) = (g.input, g.output);
-    let (kh, kw) = g.kernel;
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
     if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
         return depthwise_single_gemm::<M>(ops, output);
@@ -634,8 +632,7 @@ pub(crate) fn depthwise<M: Mac>(
 pub(crate) fn depthwise_mult1<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8]) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o) = (g.input, g.output);
-    let (kh, kw) = g.kernel;
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ch = o.c;
     let off = q.input_offset;
     let zp = off.wrapping_neg() as i8;
@@ -736,8 +733,7 @@ const DW_PACK_WORDS: usize = 288;
 pub(crate) fn depthwise_packed<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8]) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o) = (g.input, g.output);
-    let (kh, kw) = g.kernel;
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh * kw;
     if ntaps > DW_MAX_TAPS {
         return depthwise_mult1::<M>(ops, output);
@@ -896,8 +892,7 @@ pub(crate) fn depthwise_single_gemm<M: Mac>(
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o) = (g.input, g.output);
-    let (kh, kw) = g.kernel;
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh * kw;
     let len = ntaps.div_ceil(4) * 4;
     let cout = o.c;
@@ -985,8 +980,7 @@ pub(crate) fn depthwise_single_input<M: Mac>(
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o) = (g.input, g.output);
-    let (kh, kw) = g.kernel;
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh * kw;
     let cout = o.c;
     let off = q.input_offset;
