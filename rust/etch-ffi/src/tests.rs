@@ -14,7 +14,6 @@
 use core::ffi::c_void;
 use core::mem::MaybeUninit;
 use core::ptr::{addr_of, addr_of_mut, null, null_mut};
-use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::*;
 
@@ -126,9 +125,15 @@ fn run<const COPY: bool>() {
             let r = if round == 0 {
                 etch_method_execute(mp)
             } else {
+                // One counter per test thread: the tests run in parallel,
+                // and a shared counter made each other's ticks visible.
                 extern "C" fn ticks() -> u32 {
-                    static T: AtomicU32 = AtomicU32::new(0);
-                    T.fetch_add(1, Ordering::Relaxed)
+                    thread_local!(static T: core::cell::Cell<u32> = const { core::cell::Cell::new(0) });
+                    T.with(|t| {
+                        let now = t.get();
+                        t.set(now.wrapping_add(1));
+                        now
+                    })
                 }
                 let mut prof = [0u32; 2];
                 let r = etch_method_execute_profiled(mp, Some(ticks), prof.as_mut_ptr(), 2);
