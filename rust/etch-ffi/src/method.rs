@@ -543,30 +543,14 @@ pub unsafe extern "C" fn etch_method_output_int(
     i: usize,
     out: *mut i64,
 ) -> etch_status_t {
-    // SAFETY: caller's contract.
-    let method = match unsafe { method_ref(m) } {
-        Ok((method, _)) => method,
-        Err(status) => return status,
-    };
-    code(
-        &index(i, method.num_outputs().unwrap_or(0))
-            .and_then(|()| method.output(i))
-            .and_then(|o| {
-                let v = match o {
-                    Output::Int(v) => v,
-                    Output::Bool(b) => b as i64,
-                    _ => {
-                        return Err(Error::new(
-                            ErrorCode::InvalidType,
-                            "output is not an int",
-                            i as u32,
-                        ))
-                    }
-                };
-                // SAFETY: `out` NULL or writable (caller).
-                unsafe { ptr::put(out, v, 2) }
-            }),
-    )
+    // SAFETY: caller's contract, passed on.
+    unsafe {
+        scalar_output(m, i, out, "output is not an int", |o| match o {
+            Output::Int(v) => Some(v),
+            Output::Bool(b) => Some(b as i64),
+            _ => None,
+        })
+    }
 }
 
 /// Scalar output `i` as a double: Double outputs (`input0_scale`, ...).
@@ -580,6 +564,27 @@ pub unsafe extern "C" fn etch_method_output_double(
     i: usize,
     out: *mut f64,
 ) -> etch_status_t {
+    // SAFETY: caller's contract, passed on.
+    unsafe {
+        scalar_output(m, i, out, "output is not a double", |o| match o {
+            Output::Double(v) => Some(v),
+            _ => None,
+        })
+    }
+}
+
+/// Scalar output `i` of `m` through `pick`, written to `out`;
+/// `ETCH_INVALID_TYPE` (with `what`) when `pick` refuses its kind.
+///
+/// # Safety
+/// `m` NULL or an `etch_method_t`; `out` NULL or writable.
+unsafe fn scalar_output<T>(
+    m: *const etch_method_t,
+    i: usize,
+    out: *mut T,
+    what: &'static str,
+    pick: impl FnOnce(Output<'_>) -> Option<T>,
+) -> etch_status_t {
     // SAFETY: caller's contract.
     let method = match unsafe { method_ref(m) } {
         Ok((method, _)) => method,
@@ -588,14 +593,8 @@ pub unsafe extern "C" fn etch_method_output_double(
     code(
         &index(i, method.num_outputs().unwrap_or(0))
             .and_then(|()| method.output(i))
-            .and_then(|o| match o {
-                // SAFETY: `out` NULL or writable (caller).
-                Output::Double(v) => unsafe { ptr::put(out, v, 2) },
-                _ => Err(Error::new(
-                    ErrorCode::InvalidType,
-                    "output is not a double",
-                    i as u32,
-                )),
-            }),
+            .and_then(|o| pick(o).ok_or(Error::new(ErrorCode::InvalidType, what, i as u32)))
+            // SAFETY: `out` NULL or writable (caller).
+            .and_then(|v| unsafe { ptr::put(out, v, 2) }),
     )
 }
