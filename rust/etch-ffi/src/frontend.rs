@@ -192,21 +192,8 @@ pub unsafe extern "C" fn etch_frontend_mfcc_int8(
     let Ok(q) = Quant::new(scale, zero_point) else {
         return ETCH_INVALID_ARGUMENT;
     };
-    if spans_overlap(&[
-        span(fe.cast_const(), 1),
-        span(pcm, n_samples),
-        span(out.cast_const(), FEATURES),
-    ]) {
-        return ETCH_INVALID_ARGUMENT;
-    }
-    // SAFETY: the caller's contracts above; the three ranges are disjoint.
-    let (Some(pcm), Some(out)) = (unsafe { samples(pcm, n_samples) }, unsafe {
-        features_out(out, out_len)
-    }) else {
-        return ETCH_INVALID_ARGUMENT;
-    };
-    // SAFETY: as above.
-    let Some(fe) = (unsafe { scratch(fe) }) else {
+    // SAFETY: the caller's contract, passed on.
+    let Some((fe, pcm, out)) = (unsafe { clip_args(fe, pcm, n_samples, out, out_len) }) else {
         return ETCH_INVALID_ARGUMENT;
     };
     status(fe.mfcc_int8(pcm, q, out), peak)
@@ -226,24 +213,40 @@ pub unsafe extern "C" fn etch_frontend_mfcc(
     out_len: usize,
     peak: *mut i16,
 ) -> etch_status_t {
+    // SAFETY: the caller's contract, passed on.
+    let Some((fe, pcm, out)) = (unsafe { clip_args(fe, pcm, n_samples, out, out_len) }) else {
+        return ETCH_INVALID_ARGUMENT;
+    };
+    status(fe.mfcc(pcm, out), peak)
+}
+
+/// The arguments of a whole-clip call as references: `None` (the caller
+/// returns `ETCH_INVALID_ARGUMENT`) when a pointer is null or misaligned, a
+/// length is short, or the scratch, samples and features overlap.
+///
+/// # Safety
+/// As `etch_frontend_mfcc_int8`: each non-null pointer valid for its length.
+unsafe fn clip_args<'a, T>(
+    fe: *mut etch_frontend_t,
+    pcm: *const i16,
+    n_samples: usize,
+    out: *mut T,
+    out_len: usize,
+) -> Option<(&'a mut Frontend, &'a [i16], &'a mut [T; FEATURES])> {
     if spans_overlap(&[
         span(fe.cast_const(), 1),
         span(pcm, n_samples),
         span(out.cast_const(), FEATURES),
     ]) {
-        return ETCH_INVALID_ARGUMENT;
+        return None;
     }
-    // SAFETY: the caller's contracts above; the three ranges are disjoint.
-    let (Some(pcm), Some(out)) = (unsafe { samples(pcm, n_samples) }, unsafe {
-        features_out(out, out_len)
-    }) else {
-        return ETCH_INVALID_ARGUMENT;
-    };
+    // SAFETY: the caller's contracts; the three ranges are disjoint.
+    let pcm = unsafe { samples(pcm, n_samples) }?;
     // SAFETY: as above.
-    let Some(fe) = (unsafe { scratch(fe) }) else {
-        return ETCH_INVALID_ARGUMENT;
-    };
-    status(fe.mfcc(pcm, out), peak)
+    let out = unsafe { features_out(out, out_len) }?;
+    // SAFETY: as above.
+    let fe = unsafe { scratch(fe) }?;
+    Some((fe, pcm, out))
 }
 
 /// `s` as `StreamInner`, null and alignment checked.
