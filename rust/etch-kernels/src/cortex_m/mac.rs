@@ -118,6 +118,30 @@ fn mac(acc: i32, x: i8, w: i8) -> i32 {
 /// Plain Rust; LLVM turns it into `ldrsb` + `mla` (or `smlabb`).
 pub(crate) struct Scalar;
 
+/// The bounds both `asm!` versions of [`Mac::dw_row`] rely on, checked once
+/// per row: `n ≥ 1` tap runs of at least `4·blocks` bytes, `2n·blocks`
+/// weight words and `4·blocks` accumulators in and out. Returns `n`.
+#[cfg(any(etch_thumb2, all(target_arch = "arm", feature = "dsp")))]
+#[inline(always)]
+fn dw_row_bounds(
+    taps: &Taps<'_>,
+    w: &[u32],
+    init: &[i32],
+    out: &[i32],
+    blocks: usize,
+) -> Result<usize, KernelError> {
+    let n = taps.count();
+    if n == 0
+        || 4 * blocks > taps.len()
+        || w.len() < 2 * n * blocks
+        || init.len() < 4 * blocks
+        || out.len() < 4 * blocks
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    Ok(n)
+}
+
 impl Mac for Scalar {
     const PACKED_POINTWISE: bool = false;
     const PACKED_DEPTHWISE: bool = true;
@@ -131,15 +155,7 @@ impl Mac for Scalar {
         out: &mut [i32],
         blocks: usize,
     ) -> Result<(), KernelError> {
-        let n = taps.count();
-        if n == 0
-            || 4 * blocks > taps.len()
-            || w.len() < 2 * n * blocks
-            || init.len() < 4 * blocks
-            || out.len() < 4 * blocks
-        {
-            return Err(KernelError::InvalidArgument);
-        }
+        let n = dw_row_bounds(taps, w, init, out, blocks)?;
         let mut wp = w.as_ptr();
         let tp0 = taps.ptrs().as_ptr();
         for (b, (ib, ob)) in init
@@ -355,15 +371,7 @@ impl Mac for Dsp {
         out: &mut [i32],
         blocks: usize,
     ) -> Result<(), KernelError> {
-        let n = taps.count();
-        if n == 0
-            || 4 * blocks > taps.len()
-            || w.len() < 2 * n * blocks
-            || init.len() < 4 * blocks
-            || out.len() < 4 * blocks
-        {
-            return Err(KernelError::InvalidArgument);
-        }
+        let n = dw_row_bounds(taps, w, init, out, blocks)?;
         let mut wp = w.as_ptr();
         let tp0 = taps.ptrs().as_ptr();
         for (b, (ib, ob)) in init
