@@ -128,6 +128,36 @@ fn run_compare_is_bit_exact_for_every_fixture() {
     }
 }
 
+/// The memory plan reuses input bytes for later tensors: every run must set
+/// the inputs again (runs 2..N used to compute on what run 1 left there).
+#[test]
+fn run_repeat_sets_the_inputs_before_every_run() {
+    let mut checked = 0;
+    for pte in fixtures()
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("xnnpack"))
+    {
+        let stem = pte.with_extension("");
+        let input = format!("{}.input0.npy", stem.display());
+        let reference = format!("{}.output0.npy", stem.display());
+        let (ok, stdout, stderr) = etch(&[
+            "run",
+            pte.to_str().unwrap(),
+            "--input",
+            &input,
+            "--compare",
+            &reference,
+            "--repeat",
+            "3",
+        ]);
+        assert!(ok, "{}: {stdout}{stderr}", pte.display());
+        assert!(stdout.contains("3 inferences"), "{stdout}");
+        assert!(stdout.contains("bit-exact"), "{stdout}");
+        checked += 1;
+    }
+    assert_eq!(checked, 22);
+}
+
 #[test]
 fn run_compare_fails_on_a_different_reference() {
     let dir = fixture_dir();
