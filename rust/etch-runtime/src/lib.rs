@@ -30,6 +30,7 @@ pub mod meta;
 pub mod method;
 pub mod program;
 pub mod registry;
+pub mod signature;
 mod state;
 pub mod tensor;
 

@@ -23,6 +23,8 @@ pub enum ArgKind {
     Double,
     OptDouble,
     Bool,
+    /// `bool?`.
+    OptBool,
     /// `int[]` / `SymInt[]`.
     IntList,
     OptIntList,
@@ -36,8 +38,12 @@ pub enum ArgKind {
     /// `Tensor?[]`.
     OptTensorList,
     DoubleList,
+    /// `float[]?`.
+    OptDoubleList,
     BoolList,
     String,
+    /// `str?`.
+    OptString,
 }
 
 impl ArgKind {
@@ -52,6 +58,7 @@ impl ArgKind {
             ArgKind::Double => kind == V::Double,
             ArgKind::OptDouble => matches!(kind, V::Double | V::Null),
             ArgKind::Bool => kind == V::Bool,
+            ArgKind::OptBool => matches!(kind, V::Bool | V::Null),
             ArgKind::IntList => kind == V::IntList,
             ArgKind::OptIntList => matches!(kind, V::IntList | V::Null),
             ArgKind::Scalar => matches!(kind, V::Int | V::Double | V::Bool),
@@ -59,8 +66,10 @@ impl ArgKind {
             ArgKind::TensorList => kind == V::TensorList,
             ArgKind::OptTensorList => kind == V::OptionalTensorList,
             ArgKind::DoubleList => kind == V::DoubleList,
+            ArgKind::OptDoubleList => matches!(kind, V::DoubleList | V::Null),
             ArgKind::BoolList => kind == V::BoolList,
             ArgKind::String => kind == V::String,
+            ArgKind::OptString => matches!(kind, V::String | V::Null),
         }
     }
 }
@@ -68,7 +77,8 @@ impl ArgKind {
 /// A kernel: runs one instruction, reading its arguments from the context.
 pub type KernelFn = fn(&mut KernelContext<'_, '_>) -> Result<()>;
 
-/// One registry entry.
+/// One registry entry. Declare one with [`op!`](crate::op) from the
+/// operator's ExecuTorch schema line rather than by hand.
 #[derive(Clone, Copy)]
 pub struct Kernel {
     /// `namespace::op.overload`, e.g. `aten::add.out` (no dot when the
@@ -78,6 +88,9 @@ pub struct Kernel {
     /// `out`), then the return value.
     pub args: &'static [ArgKind],
     pub run: KernelFn,
+    /// The schema line `op!` was given, with the `schema-text` feature (host
+    /// tools: `etch inspect`, docs/operators.md); empty otherwise.
+    pub schema: &'static str,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -128,6 +141,7 @@ impl<const N: usize> Registry<N> {
         name: "",
         args: &[],
         run: unreachable_kernel,
+        schema: "",
     };
 
     /// Copies `kernels` into a registry of capacity `N`; `None` when they do

@@ -3,7 +3,7 @@
 use etch_runtime::context::required;
 #[allow(unused_imports)] // used only under dtype features
 use etch_runtime::ScalarType;
-use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::copy;
 
@@ -12,22 +12,20 @@ fn bad(what: &'static str) -> Error {
 }
 
 /// `permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out)`.
-pub const PERMUTE_COPY_OUT: Kernel = Kernel {
-    name: "aten::permute_copy.out",
-    args: &[A::Tensor, A::IntList, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const PERMUTE_COPY_OUT: Kernel = op!(
+    "aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let dims = ctx.int_list(1)?;
         let ([x], [mut out]) = ctx.io([0], [2])?;
         copy::permute(&required(x, 0)?, dims.as_slice(), &mut out)
-    },
-};
+    }
+);
 
 /// `view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out)`: same
 /// elements in logical order, new sizes.
-pub const VIEW_COPY_OUT: Kernel = Kernel {
-    name: "aten::view_copy.out",
-    args: &[A::Tensor, A::IntList, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const VIEW_COPY_OUT: Kernel = op!(
+    "aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([x], [out]) = ctx.io([0], [2])?;
         let x = required(x, 0)?;
         if x.dtype != out.dtype || x.numel() != out.numel() {
@@ -42,25 +40,23 @@ pub const VIEW_COPY_OUT: Kernel = Kernel {
         }
         etch_runtime::memory::copy_slice(out.data, x.data);
         Ok(())
-    },
-};
+    }
+);
 
 /// `clone.out(Tensor self, *, MemoryFormat? memory_format, Tensor(a!) out)`.
-pub const CLONE_OUT: Kernel = Kernel {
-    name: "aten::clone.out",
-    args: &[A::Tensor, A::OptInt, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const CLONE_OUT: Kernel = op!(
+    "aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([x], [mut out]) = ctx.io([0], [2])?;
         copy::copy_tensor(&required(x, 0)?, &mut out)
-    },
-};
+    }
+);
 
 /// `relu.out(Tensor self, *, Tensor(a!) out)`: portable `op_relu.cpp` keeps
 /// NaN and values `>= 0` (so `-0.0` stays `-0.0`), else 0.
-pub const RELU_OUT: Kernel = Kernel {
-    name: "aten::relu.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const RELU_OUT: Kernel = op!(
+    "aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         #[allow(unused_mut)] // no arm writes when no dtype is selected
         let ([x], [mut out]) = ctx.io([0], [1])?;
         let x = required(x, 0)?;
@@ -88,26 +84,17 @@ pub const RELU_OUT: Kernel = Kernel {
             // Element types not selected by `dtype-*` features land here too.
             _ => Err(Error::new(ErrorCode::InvalidType, "relu dtype", 0)),
         }
-    },
-};
+    }
+);
 
 /// `addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
 /// Scalar alpha=1, Tensor(a!) out)`, f32. Portable `op_addmm.cpp`: for each
 /// output `sum = Σ_k mat1[i,k]·mat2[k,j]` accumulated in f32 in k order, then
 /// `sum·alpha + self[i,j]·beta` (self broadcast to the output).
-pub const ADDMM_OUT: Kernel = Kernel {
-    name: "aten::addmm.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-        A::Scalar,
-        A::Scalar,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: addmm_out,
-};
+pub const ADDMM_OUT: Kernel = op!(
+    "aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+    addmm_out
+);
 
 fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let beta = ctx.scalar_f64(3)? as f32;
@@ -195,23 +182,10 @@ fn tap(o: usize, k: usize, stride: i64, dil: i64, pad: i64, size: usize) -> Opti
 /// transposed. Portable `op_convolution.cpp`: per output element,
 /// `accum = 0`, then `accum += in·w` over input channels of the group, kernel
 /// rows, kernel columns (in-bounds taps only), then `accum += bias`.
-pub const CONVOLUTION_OUT: Kernel = Kernel {
-    name: "aten::convolution.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::OptTensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Bool,
-        A::IntList,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: convolution_out,
-};
+pub const CONVOLUTION_OUT: Kernel = op!(
+    "aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)",
+    convolution_out
+);
 
 fn convolution_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     if ctx.bool(6)? {
@@ -304,21 +278,10 @@ fn convolution_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// the sum, later ones are added in row-major window order; then
 /// `sum / count` (count includes the padding clipped to `in + pad` when
 /// `count_include_pad`) or `sum / divisor_override`.
-pub const AVG_POOL2D_OUT: Kernel = Kernel {
-    name: "aten::avg_pool2d.out",
-    args: &[
-        A::Tensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Bool,
-        A::Bool,
-        A::OptInt,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: avg_pool2d_out,
-};
+pub const AVG_POOL2D_OUT: Kernel = op!(
+    "aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)",
+    avg_pool2d_out
+);
 
 fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (kernel, stride, padding) = (ctx.int_list(1)?, ctx.int_list(2)?, ctx.int_list(3)?);
@@ -457,19 +420,17 @@ fn binary_op(
 
 /// `mul.out(Tensor self, Tensor other, *, Tensor(a!) out)`: portable
 /// `op_mul.cpp`, `a * b` in the element type, broadcasting.
-pub const MUL_OUT: Kernel = Kernel {
-    name: "aten::mul.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| binary_op(ctx, |a, b| a * b, |a, b| a.wrapping_mul(b)),
-};
+pub const MUL_OUT: Kernel = op!(
+    "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| binary_op(ctx, |a, b| a * b, |a, b| a.wrapping_mul(b))
+);
 
 /// `add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)`:
 /// portable `op_add.cpp`, `a + alpha·b` in the element type, broadcasting.
-pub const ADD_OUT: Kernel = Kernel {
-    name: "aten::add.out",
-    args: &[A::Tensor, A::Tensor, A::Scalar, A::Tensor, A::Tensor],
-    run: add_out,
-};
+pub const ADD_OUT: Kernel = op!(
+    "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+    add_out
+);
 
 fn add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let alpha = ctx.scalar_f64(2)?;
@@ -499,10 +460,9 @@ fn add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 
 /// `minimum.out(Tensor self, Tensor other, *, Tensor(a!) out)`: NaN
 /// propagates (portable `min_override`).
-pub const MINIMUM_OUT: Kernel = Kernel {
-    name: "aten::minimum.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const MINIMUM_OUT: Kernel = op!(
+    "aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         binary_op(
             ctx,
             // a if a is NaN, else b if b is NaN or wins, else a.
@@ -515,15 +475,14 @@ pub const MINIMUM_OUT: Kernel = Kernel {
             },
             |a, b| a.min(b),
         )
-    },
-};
+    }
+);
 
 /// `maximum.out(Tensor self, Tensor other, *, Tensor(a!) out)`: NaN
 /// propagates (portable `max_override`).
-pub const MAXIMUM_OUT: Kernel = Kernel {
-    name: "aten::maximum.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const MAXIMUM_OUT: Kernel = op!(
+    "aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         binary_op(
             ctx,
             // a if a is NaN, else b if b is NaN or wins, else a.
@@ -536,24 +495,15 @@ pub const MAXIMUM_OUT: Kernel = Kernel {
             },
             |a, b| a.max(b),
         )
-    },
-};
+    }
+);
 
 /// `slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None,
 /// SymInt? end=None, SymInt step=1, *, Tensor(a!) out)`.
-pub const SLICE_COPY_TENSOR_OUT: Kernel = Kernel {
-    name: "aten::slice_copy.Tensor_out",
-    args: &[
-        A::Tensor,
-        A::Int,
-        A::OptInt,
-        A::OptInt,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: slice_copy,
-};
+pub const SLICE_COPY_TENSOR_OUT: Kernel = op!(
+    "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)",
+    slice_copy
+);
 
 fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (dim, start, step) = (ctx.int(1)?, ctx.opt_int(2)?.unwrap_or(0), ctx.int(4)?);

@@ -2,7 +2,7 @@
 //! CMSIS-NN; reproduced in Rust with CMSIS-NN's integer arithmetic.
 
 use etch_runtime::context::required;
-use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::arith::{divide_by_power_of_two, requantize};
 use crate::cortex_m::{
@@ -20,37 +20,17 @@ fn i32_arg(ctx: &KernelContext<'_, '_>, i: usize) -> Result<i32> {
 
 /// `quantize_per_tensor.out`: same schema and scalar arithmetic as
 /// `quantized_decomposed::quantize_per_tensor.out`.
-pub const QUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
-    name: "cortex_m::quantize_per_tensor.out",
-    args: &[
-        A::Tensor,
-        A::Double,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::ScalarType,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: super::quantized_decomposed::quantize_per_tensor_out,
-};
+pub const QUANTIZE_PER_TENSOR_OUT: Kernel = op!(
+    "cortex_m::quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
+    super::quantized_decomposed::quantize_per_tensor_out
+);
 
 /// `dequantize_per_tensor.out(Tensor input, float scale, int zero_point,
 /// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
-pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
-    name: "cortex_m::dequantize_per_tensor.out",
-    args: &[
-        A::Tensor,
-        A::Double,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::ScalarType,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| super::quantized_decomposed::dequantize_per_tensor(ctx, 6),
-};
+pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
+    "cortex_m::dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| super::quantized_decomposed::dequantize_per_tensor(ctx, 6)
+);
 
 /// `quantized_linear.out(Tensor input, Tensor weights, Tensor? bias,
 /// Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset,
@@ -61,25 +41,10 @@ pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
 /// (= input_offset·Σw + bias) and no bias, so `acc = kernel_sum[o] + Σ x·w`;
 /// DSP/scalar files carry `bias`, so `acc = bias[o] + Σ (x + input_offset)·(w
 /// + filter_offset)`. Then `arm_nn_requantize`, `+ output_offset`, clamp.
-pub const QUANTIZED_LINEAR_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_linear.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::OptTensor,
-        A::OptTensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::IntList,
-        A::IntList,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: quantized_linear_out,
-};
+pub const QUANTIZED_LINEAR_OUT: Kernel = op!(
+    "cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_linear_out
+);
 
 fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let q = ConvQuant {
@@ -206,34 +171,16 @@ fn conv_params(
 /// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over taps
 /// inside the input, then per-channel `arm_nn_requantize`, `+ output_offset`,
 /// clamp. Weights OHWI, activations NHWC.
-pub const QUANTIZED_CONV2D_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_conv2d.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::OptTensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| quantized_conv2d(ctx, Layout::ChannelsLast),
-};
+pub const QUANTIZED_CONV2D_OUT: Kernel = op!(
+    "cortex_m::quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_conv2d(ctx, Layout::ChannelsLast)
+);
 
 /// `quantized_conv2d_nhwc.out`: same arguments, explicit NHWC activations.
-pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_conv2d_nhwc.out",
-    args: QUANTIZED_CONV2D_OUT.args,
-    run: |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc),
-};
+pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc)
+);
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
@@ -255,35 +202,16 @@ fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<(
 /// `oc = ic·depth_multiplier + m` sees only input channel `ic`;
 /// `acc = bias[oc] + Σ_{ky,kx} (x[ic] + input_offset)·w[0,ky,kx,oc]`, then as
 /// conv. Weights `[1, KH, KW, C_out]` (IHWO).
-pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_depthwise_conv2d.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::OptTensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast),
-};
+pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = op!(
+    "cortex_m::quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast)
+);
 
 /// `quantized_depthwise_conv2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_depthwise_conv2d_nhwc.out",
-    args: QUANTIZED_DEPTHWISE_CONV2D_OUT.args,
-    run: |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc),
-};
+pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_depthwise_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc)
+);
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
@@ -313,18 +241,10 @@ fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -
 
 /// `pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *,
 /// Tensor(a!) out)` → `arm_pad_s8`: pads in physical (NHWC) order.
-pub const PAD_OUT: Kernel = Kernel {
-    name: "cortex_m::pad.out",
-    args: &[
-        A::Tensor,
-        A::IntList,
-        A::IntList,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: pad_out,
-};
+pub const PAD_OUT: Kernel = op!(
+    "cortex_m::pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *, Tensor(a!) out) -> Tensor(a!)",
+    pad_out
+);
 
 fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let pre = ctx.int_list(1)?;
@@ -383,30 +303,16 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// of the window's in-bounds elements, rounded half away from zero, clamped
 /// to int8. The quantization arguments are unused (input and output share
 /// them), as in the upstream kernel.
-pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_avg_pool2d.out",
-    args: &[
-        A::Tensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Bool,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| quantized_avg_pool2d(ctx, Layout::ChannelsLast),
-};
+pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = op!(
+    "cortex_m::quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_avg_pool2d(ctx, Layout::ChannelsLast)
+);
 
 /// `quantized_avg_pool2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_avg_pool2d_nhwc.out",
-    args: QUANTIZED_AVG_POOL2D_OUT.args,
-    run: |ctx| quantized_avg_pool2d(ctx, Layout::ExplicitNhwc),
-};
+pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_avg_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_avg_pool2d(ctx, Layout::ExplicitNhwc)
+);
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
@@ -446,27 +352,10 @@ fn channel_or_same(len: usize, out_len: usize, channels: usize, i: usize) -> Opt
 /// int output_shift, int activation_min, int activation_max, *, Tensor(a!) out)`
 /// → `arm_elementwise_add_s8`: each input `((x - zp) << 20)` requantized by
 /// its multiplier/shift, summed, requantized by the output's, `+ zp`, clamped.
-pub const QUANTIZED_ADD_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_add.out",
-    args: &[
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: quantized_add_out,
-};
+pub const QUANTIZED_ADD_OUT: Kernel = op!(
+    "cortex_m::quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_add_out
+);
 
 fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let mut p = [0i32; 11];
@@ -502,21 +391,10 @@ fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// int other_zero_point, int output_zero_point, int output_multiplier,
 /// int output_shift, *, Tensor(a!) out)` → `arm_elementwise_mul_s8`:
 /// `(x - zp1)·(y - zp2)` requantized, `+ zp`, clamped to int8.
-pub const QUANTIZED_MUL_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_mul.out",
-    args: &[
-        A::Tensor,
-        A::Int,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: quantized_mul_out,
-};
+pub const QUANTIZED_MUL_OUT: Kernel = op!(
+    "cortex_m::quantized_mul.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_mul_out
+);
 
 fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
@@ -548,10 +426,9 @@ fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// `quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out)`:
 /// a 256-entry int8 lookup table indexed by `x + 128` (sigmoid, tanh, ...,
 /// precomputed at export).
-pub const QUANTIZED_ACTIVATION_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_activation.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const QUANTIZED_ACTIVATION_OUT: Kernel = op!(
+    "cortex_m::quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([x, lut], [mut out]) = ctx.io([0, 1], [2])?;
         let (x, lut) = (required(x, 0)?, required(lut, 1)?);
         let (x, lut, out) = (x.as_i8()?, lut.as_i8()?, out.as_i8_mut()?);
@@ -562,39 +439,24 @@ pub const QUANTIZED_ACTIVATION_OUT: Kernel = Kernel {
             *o = lut.get((v as i32 + 128) as usize).copied().unwrap_or(0);
         }
         Ok(())
-    },
-};
+    }
+);
 
 /// `quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride,
 /// int[] padding, int[] dilation, bool ceil_mode, int input_zero_point,
 /// int output_zero_point, int activation_min, int activation_max, *,
 /// Tensor(a!) out)` → `arm_max_pool_s8`: the window's in-bounds maximum
 /// (starting from -128), clamped to the activation range.
-pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_max_pool2d.out",
-    args: &[
-        A::Tensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Bool,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| quantized_max_pool2d(ctx, Layout::ChannelsLast),
-};
+pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = op!(
+    "cortex_m::quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_max_pool2d(ctx, Layout::ChannelsLast)
+);
 
 /// `quantized_max_pool2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_max_pool2d_nhwc.out",
-    args: QUANTIZED_MAX_POOL2D_OUT.args,
-    run: |ctx| quantized_max_pool2d(ctx, Layout::ExplicitNhwc),
-};
+pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_max_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_max_pool2d(ctx, Layout::ExplicitNhwc)
+);
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
@@ -625,36 +487,16 @@ fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Resu
 /// starting from the bias; then per-channel requantize as conv. Weights
 /// `[C_out, KH, KW, C_in]`. Computed here by gathering per output element
 /// (same integer sums, no scratch).
-pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_transpose_conv2d.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::OptTensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| quantized_transpose_conv2d(ctx, Layout::ChannelsLast),
-};
+pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel = op!(
+    "cortex_m::quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_transpose_conv2d(ctx, Layout::ChannelsLast)
+);
 
 /// `quantized_transpose_conv2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_transpose_conv2d_nhwc.out",
-    args: QUANTIZED_TRANSPOSE_CONV2D_OUT.args,
-    run: |ctx| quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc),
-};
+pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_transpose_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc)
+);
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
@@ -737,21 +579,10 @@ fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -
 /// exp of `(x - max)` scaled by the multiplier, sum in 12 accumulator bits,
 /// reciprocal by Newton-Raphson, output scale 1/256 with zero point -128
 /// (TFLite-Micro bit-accurate).
-pub const SOFTMAX_OUT: Kernel = Kernel {
-    name: "cortex_m::softmax.out",
-    args: &[
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: softmax_out,
-};
+pub const SOFTMAX_OUT: Kernel = op!(
+    "cortex_m::softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min, *, Tensor(a!) out) -> Tensor(a!)",
+    softmax_out
+);
 
 fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     use super::arith::{exp_on_negative_values as exp_neg, mul_sat, one_over_one_plus_x};
@@ -818,15 +649,14 @@ fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 
 /// `transpose.out(Tensor input, int[] perm, *, Tensor(a!) out)` →
 /// `arm_transpose_s8`.
-pub const TRANSPOSE_OUT: Kernel = Kernel {
-    name: "cortex_m::transpose.out",
-    args: &[A::Tensor, A::IntList, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const TRANSPOSE_OUT: Kernel = op!(
+    "cortex_m::transpose.out(Tensor input, int[] perm, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let perm = ctx.int_list(1)?;
         let ([x], [mut out]) = ctx.io([0], [2])?;
         super::copy::permute(&required(x, 0)?, perm.as_slice(), &mut out)
-    },
-};
+    }
+);
 
 /// `quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point,
 /// Tensor rhs_transposed, int rhs_zero_point, int output_zero_point,
@@ -834,22 +664,10 @@ pub const TRANSPOSE_OUT: Kernel = Kernel {
 /// → `arm_batch_matmul_s8`: `Σ_k (lhs + lhs_offset)·(rhs_t + rhs_offset)`
 /// (the "zero point" arguments are CMSIS offsets, added), requantized,
 /// `+ output_zero_point`, clamped to int8.
-pub const QUANTIZED_BATCH_MATMUL_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_batch_matmul.out",
-    args: &[
-        A::Tensor,
-        A::Int,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::Tensor,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: quantized_batch_matmul_out,
-};
+pub const QUANTIZED_BATCH_MATMUL_OUT: Kernel = op!(
+    "cortex_m::quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_batch_matmul_out
+);
 
 fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (lhs_off, rhs_off, out_zp) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
@@ -900,19 +718,17 @@ fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 
 /// `minimum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
 /// broadcasting) → `arm_minimum_s8`.
-pub const MINIMUM_OUT: Kernel = Kernel {
-    name: "cortex_m::minimum.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| min_max(ctx, false),
-};
+pub const MINIMUM_OUT: Kernel = op!(
+    "cortex_m::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| min_max(ctx, false)
+);
 
 /// `maximum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
 /// broadcasting) → `arm_maximum_s8`.
-pub const MAXIMUM_OUT: Kernel = Kernel {
-    name: "cortex_m::maximum.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| min_max(ctx, true),
-};
+pub const MAXIMUM_OUT: Kernel = op!(
+    "cortex_m::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| min_max(ctx, true)
+);
 
 fn min_max(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
     let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
@@ -933,20 +749,10 @@ fn min_max(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
 /// Tensor(a!) out)`: the quotient of the zero-point-corrected operands in f32
 /// (0 where the divisor is 0), times the effective scale, rounded half to
 /// even, `+ zero point`, clamped to the element type (int8 or int16).
-pub const QUANTIZED_DIV_OUT: Kernel = Kernel {
-    name: "cortex_m::quantized_div.out",
-    args: &[
-        A::Tensor,
-        A::Int,
-        A::Tensor,
-        A::Int,
-        A::Int,
-        A::Double,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: quantized_div_out,
-};
+pub const QUANTIZED_DIV_OUT: Kernel = op!(
+    "cortex_m::quantized_div.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_div_out
+);
 
 fn quantized_div_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     use super::arith::round_half_even;

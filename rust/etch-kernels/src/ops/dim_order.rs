@@ -1,7 +1,7 @@
 //! `dim_order_ops::*`: copies that change (or keep) the memory layout.
 
 use etch_runtime::context::required;
-use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::copy;
 
@@ -39,25 +39,23 @@ fn order_bytes(order: &[i64]) -> [u8; 16] {
 
 /// `_clone_dim_order.out(Tensor self, *, bool non_blocking=False,
 /// int[]? dim_order=None, Tensor(a!) out)`.
-pub const CLONE_DIM_ORDER_OUT: Kernel = Kernel {
-    name: "dim_order_ops::_clone_dim_order.out",
-    args: &[A::Tensor, A::Bool, A::OptIntList, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const CLONE_DIM_ORDER_OUT: Kernel = op!(
+    "dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         check_dim_order_arg(ctx, 2, 3)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
         copy::copy_tensor(&required(x, 0)?, &mut out)
-    },
-};
+    }
+);
 
 /// `_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
 /// int[]? dim_order=None, Tensor(a!) out)`; same-dtype copies only (a dtype
 /// change is `InvalidType`).
-pub const TO_DIM_ORDER_COPY_OUT: Kernel = Kernel {
-    name: "dim_order_ops::_to_dim_order_copy.out",
-    args: &[A::Tensor, A::Bool, A::OptIntList, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const TO_DIM_ORDER_COPY_OUT: Kernel = op!(
+    "dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         check_dim_order_arg(ctx, 2, 3)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
         copy::copy_tensor(&required(x, 0)?, &mut out)
-    },
-};
+    }
+);

@@ -116,12 +116,22 @@ pub const KERNELS: &[Kernel] = &[
     dim_order::CLONE_DIM_ORDER_OUT,
     #[cfg(feature = "op-dim_order_ops-_to_dim_order_copy-out")]
     dim_order::TO_DIM_ORDER_COPY_OUT,
+    // --- portable: element-wise (unary, binary, comparisons, where) ---
+
+    // --- portable: reductions and normalization ---
+
+    // --- portable: shape and data movement ---
+
+    // --- portable: convolution family ---
+
+    // --- quantized_decomposed ---
     #[cfg(feature = "op-quantized_decomposed-quantize_per_tensor-out")]
     quantized_decomposed::QUANTIZE_PER_TENSOR_OUT,
     #[cfg(feature = "op-quantized_decomposed-dequantize_per_tensor-out")]
     quantized_decomposed::DEQUANTIZE_PER_TENSOR_OUT,
     #[cfg(feature = "op-quantized_decomposed-dequantize_per_channel-out")]
     quantized_decomposed::DEQUANTIZE_PER_CHANNEL_OUT,
+    // --- cortex_m ---
     #[cfg(feature = "op-cortex_m-quantize_per_tensor-out")]
     cortex_m::QUANTIZE_PER_TENSOR_OUT,
     #[cfg(feature = "op-cortex_m-dequantize_per_tensor-out")]

@@ -2,9 +2,7 @@
 //! arithmetic order of ExecuTorch's `kernels/portable/cpu/op_*.cpp`.
 
 use etch_runtime::context::required;
-use etch_runtime::{
-    ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView,
-};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView};
 
 use super::copy;
 
@@ -51,21 +49,19 @@ fn map_f32(ctx: &mut KernelContext<'_, '_>, out_arg: usize, f: impl Fn(f32) -> f
 
 /// `hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *,
 /// Tensor(a!) out)`: `min(max(x, lo), hi)`.
-pub const HARDTANH_OUT: Kernel = Kernel {
-    name: "aten::hardtanh.out",
-    args: &[A::Tensor, A::Scalar, A::Scalar, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const HARDTANH_OUT: Kernel = op!(
+    "aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let (lo, hi) = (ctx.scalar_f64(1)? as f32, ctx.scalar_f64(2)? as f32);
         map_f32(ctx, 3, |v| fmin(fmax(v, lo), hi))
-    },
-};
+    }
+);
 
 /// `clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *,
 /// Tensor(a!) out)`: max with `min` first, then min with `max`.
-pub const CLAMP_OUT: Kernel = Kernel {
-    name: "aten::clamp.out",
-    args: &[A::Tensor, A::OptScalar, A::OptScalar, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const CLAMP_OUT: Kernel = op!(
+    "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let lo = if ctx.is_null(1)? {
             None
         } else {
@@ -80,25 +76,23 @@ pub const CLAMP_OUT: Kernel = Kernel {
             let v = lo.map_or(v, |lo| fmax(v, lo));
             hi.map_or(v, |hi| fmin(v, hi))
         })
-    },
-};
+    }
+);
 
 /// `sigmoid.out(Tensor self, *, Tensor(a!) out)`: `1 / (1 + exp(-x))` in f32.
-pub const SIGMOID_OUT: Kernel = Kernel {
-    name: "aten::sigmoid.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| map_f32(ctx, 1, |v| 1.0 / (1.0 + super::expf::expf(-v))),
-};
+pub const SIGMOID_OUT: Kernel = op!(
+    "aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| map_f32(ctx, 1, |v| 1.0 / (1.0 + super::expf::expf(-v)))
+);
 
 /// `_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out)`:
 /// per slice along `dim`: `max` (first element, then `max(v, acc)`),
 /// `sum = Σ exp(v - max)` (first mapped element, then `acc + e`), then
 /// `exp(v - max) / sum`.
-pub const SOFTMAX_OUT: Kernel = Kernel {
-    name: "aten::_softmax.out",
-    args: &[A::Tensor, A::Int, A::Bool, A::Tensor, A::Tensor],
-    run: softmax_out,
-};
+pub const SOFTMAX_OUT: Kernel = op!(
+    "aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
+    softmax_out
+);
 
 fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let dim = ctx.int(1)?;
@@ -195,10 +189,9 @@ fn matmul(a: &[f32], b: &[f32], out: &mut [f32], m: usize, k: usize, n: usize) -
 }
 
 /// `mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out)`, f32, contiguous.
-pub const MM_OUT: Kernel = Kernel {
-    name: "aten::mm.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const MM_OUT: Kernel = op!(
+    "aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
         let (a, b) = (required(a, 0)?, required(b, 1)?);
         let (m, k, n) = (a.shape.size(0), a.shape.size(1), b.shape.size(1));
@@ -212,14 +205,13 @@ pub const MM_OUT: Kernel = Kernel {
             return Err(bad("mm shapes"));
         }
         matmul(a.as_f32()?, b.as_f32()?, out.as_f32_mut()?, m, k, n)
-    },
-};
+    }
+);
 
 /// `bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out)`, f32, contiguous.
-pub const BMM_OUT: Kernel = Kernel {
-    name: "aten::bmm.out",
-    args: &[A::Tensor, A::Tensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const BMM_OUT: Kernel = op!(
+    "aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
         let (a, b) = (required(a, 0)?, required(b, 1)?);
         let (bs, m, k, n) = (
@@ -250,24 +242,16 @@ pub const BMM_OUT: Kernel = Kernel {
             matmul(x, y, o, m, k, n)?;
         }
         Ok(())
-    },
-};
+    }
+);
 
 /// `mean.out(Tensor self, int[1]? dim, bool keepdim=False, *,
 /// ScalarType? dtype=None, Tensor(a!) out)`, f32, contiguous: per output
 /// element, the reduced elements summed in index order, divided by their count.
-pub const MEAN_OUT: Kernel = Kernel {
-    name: "aten::mean.out",
-    args: &[
-        A::Tensor,
-        A::OptIntList,
-        A::Bool,
-        A::OptScalarType,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: mean_out,
-};
+pub const MEAN_OUT: Kernel = op!(
+    "aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    mean_out
+);
 
 fn mean_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let dims = if ctx.is_null(1)? {
@@ -358,21 +342,10 @@ fn mean_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False,
 /// *, Tensor(a!) out, Tensor(b!) indices)`: the first maximum of each window
 /// (NaN wins), its index `h·W + w` in the input plane.
-pub const MAX_POOL2D_WITH_INDICES_OUT: Kernel = Kernel {
-    name: "aten::max_pool2d_with_indices.out",
-    args: &[
-        A::Tensor,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::IntList,
-        A::Bool,
-        A::Tensor,
-        A::Tensor,
-        A::TensorList,
-    ],
-    run: max_pool2d_with_indices_out,
-};
+pub const MAX_POOL2D_WITH_INDICES_OUT: Kernel = op!(
+    "aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
+    max_pool2d_with_indices_out
+);
 
 fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let l = |ctx: &KernelContext<'_, '_>, i: usize, d: i64| -> Result<(i64, i64)> {
@@ -469,10 +442,9 @@ fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 }
 
 /// `full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out)`.
-pub const FULL_OUT: Kernel = Kernel {
-    name: "aten::full.out",
-    args: &[A::IntList, A::Scalar, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const FULL_OUT: Kernel = op!(
+    "aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let v = ctx.scalar_f64(1)?;
         let ([], [mut out]) = ctx.io([], [2])?;
         match out.dtype {
@@ -483,8 +455,8 @@ pub const FULL_OUT: Kernel = Kernel {
             _ => return Err(Error::new(ErrorCode::InvalidType, "full dtype", 0)),
         }
         Ok(())
-    },
-};
+    }
+);
 
 /// Copy ops whose output has the input's elements in logical order under
 /// new sizes (`unsqueeze_copy`, `squeeze_copy`): contiguous only.
@@ -503,41 +475,37 @@ fn reshape_copy(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
 }
 
 /// `unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out)`.
-pub const UNSQUEEZE_COPY_OUT: Kernel = Kernel {
-    name: "aten::unsqueeze_copy.out",
-    args: &[A::Tensor, A::Int, A::Tensor, A::Tensor],
-    run: |ctx| reshape_copy(ctx, 2),
-};
+pub const UNSQUEEZE_COPY_OUT: Kernel = op!(
+    "aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| reshape_copy(ctx, 2)
+);
 
 /// `squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out)`.
-pub const SQUEEZE_COPY_DIMS_OUT: Kernel = Kernel {
-    name: "aten::squeeze_copy.dims_out",
-    args: &[A::Tensor, A::IntList, A::Tensor, A::Tensor],
-    run: |ctx| reshape_copy(ctx, 2),
-};
+pub const SQUEEZE_COPY_DIMS_OUT: Kernel = op!(
+    "aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| reshape_copy(ctx, 2)
+);
 
 /// `expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False,
 /// Tensor(a!) out)`: broadcast copy (stride 0 along expanded dimensions).
-pub const EXPAND_COPY_OUT: Kernel = Kernel {
-    name: "aten::expand_copy.out",
-    args: &[A::Tensor, A::IntList, A::Bool, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const EXPAND_COPY_OUT: Kernel = op!(
+    "aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([x], [out]) = ctx.io([0], [3])?;
         let x = required(x, 0)?;
         let strides = super::elementwise::broadcast_strides(&x.shape, &out.shape)?;
         let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
         let (os, sizes) = (out.shape.strides(), out.shape);
         copy::strided_copy(x.data, &strides, out.data, &os, sizes.sizes(), elem)
-    },
-};
+    }
+);
 
 /// `cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out)`: inputs placed
 /// one after another along `dim`; empty 1-D inputs are skipped as upstream.
-pub const CAT_OUT: Kernel = Kernel {
-    name: "aten::cat.out",
-    args: &[A::TensorList, A::Int, A::Tensor, A::Tensor],
-    run: cat_out,
-};
+pub const CAT_OUT: Kernel = op!(
+    "aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+    cat_out
+);
 
 fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let n = ctx.tensor_list_len(0)?;
@@ -571,10 +539,9 @@ fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// Tensor(a!) out)`, f32, contiguous: ExecuTorch has no portable `linear`
 /// (exporters decompose it into `permute_copy` + `addmm`); this follows
 /// `addmm`'s order: `Σ_k x[i,k]·w[j,k]` from 0 in k order, then `+ bias[j]`.
-pub const LINEAR_OUT: Kernel = Kernel {
-    name: "aten::linear.out",
-    args: &[A::Tensor, A::Tensor, A::OptTensor, A::Tensor, A::Tensor],
-    run: |ctx| {
+pub const LINEAR_OUT: Kernel = op!(
+    "aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
         let ([x, w, bias], [mut out]) = ctx.io([0, 1, 2], [3])?;
         let (x, w) = (required(x, 0)?, required(w, 1)?);
         let (n_out, k) = (w.shape.size(0), w.shape.size(1));
@@ -609,5 +576,5 @@ pub const LINEAR_OUT: Kernel = Kernel {
             }
         }
         Ok(())
-    },
-};
+    }
+);

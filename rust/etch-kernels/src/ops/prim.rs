@@ -1,16 +1,15 @@
 //! Primitive ops the exporter emits for views and symbolic sizes.
 
-use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 /// `executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor`:
 /// emitted with exactly 3 arguments `[self, size, out]`; the output shares
 /// the input's data (`kernels/prim_ops/et_view.cpp`).
 #[allow(dead_code)]
-pub const ET_VIEW: Kernel = Kernel {
-    name: "executorch_prim::et_view.default",
-    args: &[A::Tensor, A::IntList, A::Tensor],
-    run: et_view,
-};
+pub const ET_VIEW: Kernel = op!(
+    "executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor",
+    et_view
+);
 
 fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (in_dtype, in_shape) = ctx.tensor_info(0)?;
@@ -27,11 +26,10 @@ fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 
 /// `aten::sym_size.int(Tensor self, int dim) -> SymInt`.
 #[allow(dead_code)]
-pub const SYM_SIZE_INT: Kernel = Kernel {
-    name: "aten::sym_size.int",
-    args: &[A::Tensor, A::Int, A::Int],
-    run: sym_size_int,
-};
+pub const SYM_SIZE_INT: Kernel = op!(
+    "aten::sym_size.int(Tensor self, int dim) -> SymInt",
+    sym_size_int
+);
 
 fn sym_size_int(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (_, shape) = ctx.tensor_info(0)?;

@@ -2,7 +2,7 @@
 //! kernels (`kernels/quantized/cpu/op_quantize.cpp`, `op_dequantize.cpp`).
 
 use etch_runtime::context::required;
-use etch_runtime::{ArgKind as A, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType};
 
 use super::arith::{quantize_f32, QuantRange};
 
@@ -12,20 +12,10 @@ fn bad(what: &'static str) -> Error {
 
 /// `quantize_per_tensor.out(Tensor input, float scale, int zero_point,
 /// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
-pub const QUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
-    name: "quantized_decomposed::quantize_per_tensor.out",
-    args: &[
-        A::Tensor,
-        A::Double,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::ScalarType,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: quantize_per_tensor_out,
-};
+pub const QUANTIZE_PER_TENSOR_OUT: Kernel = op!(
+    "quantized_decomposed::quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
+    quantize_per_tensor_out
+);
 
 /// Shared with `cortex_m::quantize_per_tensor.out`, whose scalar path does
 /// the same arithmetic.
@@ -112,21 +102,10 @@ impl IntElements<'_> {
 /// `dequantize_per_tensor.out(Tensor input, float scale, int zero_point,
 /// int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype,
 /// Tensor(a!) out)`: `out = (float)(q - zp) * (float)scale`.
-pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = Kernel {
-    name: "quantized_decomposed::dequantize_per_tensor.out",
-    args: &[
-        A::Tensor,
-        A::Double,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::ScalarType,
-        A::OptScalarType,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: |ctx| dequantize_per_tensor(ctx, 7),
-};
+pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
+    "quantized_decomposed::dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| dequantize_per_tensor(ctx, 7)
+);
 
 /// Shared with `cortex_m::dequantize_per_tensor.out` (out at argument 6).
 pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
@@ -149,22 +128,10 @@ pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: us
 /// zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *,
 /// ScalarType? out_dtype, Tensor(a!) out)`: per channel along `axis`,
 /// `(float)(q - zp[c]) * (float)scales[c]` (zero points read as int64).
-pub const DEQUANTIZE_PER_CHANNEL_OUT: Kernel = Kernel {
-    name: "quantized_decomposed::dequantize_per_channel.out",
-    args: &[
-        A::Tensor,
-        A::Tensor,
-        A::OptTensor,
-        A::Int,
-        A::Int,
-        A::Int,
-        A::ScalarType,
-        A::OptScalarType,
-        A::Tensor,
-        A::Tensor,
-    ],
-    run: dequantize_per_channel_out,
-};
+pub const DEQUANTIZE_PER_CHANNEL_OUT: Kernel = op!(
+    "quantized_decomposed::dequantize_per_channel.out(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    dequantize_per_channel_out
+);
 
 fn dequantize_per_channel_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let axis = ctx.int(3)?;
