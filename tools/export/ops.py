@@ -1,0 +1,119 @@
+"""Single-operator programs for the portable kernels, exported by the pinned
+ExecuTorch (requirements.txt) with references from its own runtime.
+
+usage: python ops.py OUT_DIR [--only NAME_SUBSTRING]
+
+Cases live in one module per kernel family, `ops_<family>.py` beside this
+file, each defining `CASES`, a list of `case(...)` (below). For each case this
+writes OUT_DIR/<name>.pte, <name>.input<i>.npy, <name>.output<i>.npy, and
+merges an entry into OUT_DIR/ops.json:
+
+    {"<name>": {"family": ..., "ops": ["aten::tanh.out", ...], "inputs": n,
+                "outputs": n, "rule": "exact" | {"ulp": N} | {"int_diff": N},
+                "why": "...", "made_by": ...}}
+
+`rule` is what the Rust test (rust/etch-cli/tests/zoo.rs) holds etch's output
+to: "exact" (bytes equal) unless the case says otherwise and `why` says why
+(a libm transcendental, or an operator the pip runtime takes from
+kernels/optimized: see shared/reference/executorch-portable-kernels.md §0).
+Exports are deterministic (seeded inputs, fixed zip timestamps).
+"""
+
+import argparse
+import importlib
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pte_facts  # noqa: E402
+
+FAMILIES = ("elementwise", "reduction", "shape", "conv")
+
+
+def case(name, module, inputs, rule="exact", why="", quant=None):
+    """One single-operator program.
+
+    name:   file stem, e.g. "tanh_f32"
+    module: a torch.nn.Module whose forward calls the operator under test
+    inputs: tuple of example tensors (seed them: torch.manual_seed in the module file)
+    rule:   "exact", {"ulp": N} or {"int_diff": N}
+    why:    required unless rule == "exact"
+    quant:  None (float program) or "int8" (PT2E q/dq with XNNPACKQuantizer, not delegated)
+    """
+    assert rule == "exact" or why, f"{name}: a non-exact rule needs a reason"
+    return dict(name=name, module=module, inputs=inputs, rule=rule, why=why, quant=quant)
+
+
+def export(c):
+    from executorch.exir import ExecutorchBackendConfig, to_edge
+    from executorch.runtime import Runtime
+
+    module = c["module"].eval()
+    inputs = tuple(c["inputs"])
+    ep = torch.export.export(module, inputs, strict=True)
+    if c["quant"] == "int8":
+        import executorch.kernels.quantized  # noqa: F401  registers quantized_decomposed out variants
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer,
+            get_symmetric_quantization_config,
+        )
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+        gm = ep.module(check_guards=False)
+        prepared = prepare_pt2e(gm, XNNPACKQuantizer().set_global(get_symmetric_quantization_config()))
+        prepared(*inputs)
+        ep = torch.export.export(convert_pt2e(prepared), inputs, strict=True)
+    buf = to_edge(ep).to_executorch(ExecutorchBackendConfig()).buffer
+    outs = Runtime.get().load_program(buf).load_method("forward").execute(list(inputs))
+    return buf, [t.numpy() for t in inputs], [o.numpy() for o in outs]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    manifest_path = os.path.join(args.out, "ops.json")
+    manifest = json.load(open(manifest_path)) if os.path.exists(manifest_path) else {}
+    for family in FAMILIES:
+        try:
+            mod = importlib.import_module(f"ops_{family}")
+        except ModuleNotFoundError:
+            continue
+        for c in mod.CASES:
+            if args.only not in c["name"]:
+                continue
+            buf, xs, ys = export(c)
+            base = os.path.join(args.out, c["name"])
+            open(base + ".pte", "wb").write(buf)
+            for i, x in enumerate(xs):
+                np.save(f"{base}.input{i}.npy", x)
+            for i, y in enumerate(ys):
+                np.save(f"{base}.output{i}.npy", y)
+            facts = pte_facts.facts(bytes(buf))
+            ops = sorted(
+                o["name"] + ("." + o["overload"] if o["overload"] else "")
+                for o in facts["methods"][0]["operators"]
+            )
+            manifest[c["name"]] = {
+                "family": family,
+                "ops": ops,
+                "inputs": len(xs),
+                "outputs": len(ys),
+                "rule": c["rule"],
+                "why": c["why"],
+                "made_by": "float program" if c["quant"] is None else "portable int8 (PT2E q/dq, XNNPACKQuantizer, not delegated)",
+            }
+            print(f"{c['name']}: {len(buf)} B, ops {ops}", flush=True)
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
