@@ -39,7 +39,7 @@ pub use context::KernelContext;
 pub use etch_pte::{Error, ErrorCode, Result, ScalarType};
 pub use loader::{BufferDataLoader, DataLoader, SegmentInfo};
 pub use meta::{MethodMeta, TensorInfo};
-pub use method::{ExecutionObserver, Method, Output};
+pub use method::{ExecutionObserver, InstructionValues, Method, Output};
 pub use program::{Program, Verification};
 pub use registry::{ArgKind, Kernel, KernelFn, Registry};
 pub use tensor::{Shape, TensorView, TensorViewMut};

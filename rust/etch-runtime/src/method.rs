@@ -21,6 +21,64 @@ pub trait ExecutionObserver {
     /// operator-table index for kernel calls.
     fn before(&mut self, _index: u32, _op: Option<u32>) {}
     fn after(&mut self, _index: u32) {}
+    /// After instruction `index` (a kernel or delegate call), with its
+    /// arguments' values: what an observer needs to record intermediate
+    /// outputs (for a kernel call the last argument is its return value).
+    fn after_values(&mut self, _index: u32, _values: &InstructionValues<'_, '_, '_>) {}
+}
+
+/// The arguments of the instruction that just ran, read-only.
+pub struct InstructionValues<'v, 'a, 'm> {
+    method: &'v Method<'a, 'm>,
+    args: Vector<'a, i32>,
+}
+
+impl<'v> InstructionValues<'v, '_, '_> {
+    /// Number of arguments: for a kernel call the schema arguments (`out`
+    /// included), then the return value.
+    pub fn len(&self) -> usize {
+        self.args.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty()
+    }
+
+    fn value_index(&self, i: usize) -> Result<usize> {
+        usize::try_from(self.args.get(i)?)
+            .map_err(|_| Error::new(ErrorCode::InvalidProgram, "negative value index", i as u32))
+    }
+
+    /// Argument `i` as it is now; `NotSupported` for lists (see
+    /// [`InstructionValues::list_len`]).
+    pub fn get(&self, i: usize) -> Result<Output<'v>> {
+        self.method.value_output(self.value_index(i)?, i as u32)
+    }
+
+    /// The number of tensors when argument `i` is a tensor list.
+    pub fn list_len(&self, i: usize) -> Result<Option<usize>> {
+        match self.method.values.get(self.value_index(i)?)?.value()? {
+            Value::TensorList(items) => Ok(Some(items.len())),
+            _ => Ok(None),
+        }
+    }
+
+    /// Tensor `j` of the tensor list in argument `i`.
+    pub fn list_item(&self, i: usize, j: usize) -> Result<Output<'v>> {
+        match self.method.values.get(self.value_index(i)?)?.value()? {
+            Value::TensorList(items) => {
+                let v = usize::try_from(items.get(j)?).map_err(|_| {
+                    Error::new(ErrorCode::InvalidProgram, "bad TensorList item", i as u32)
+                })?;
+                self.method.value_output(v, i as u32)
+            }
+            _ => Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "argument is not a TensorList",
+                i as u32,
+            )),
+        }
+    }
 }
 
 /// An observer that observes nothing.
@@ -356,6 +414,11 @@ impl<'a, 'm> Method<'a, 'm> {
     /// or a scalar.
     pub fn output(&self, i: usize) -> Result<Output<'_>> {
         let v = self.plan.outputs()?.get(i)? as usize;
+        self.value_output(v, i as u32)
+    }
+
+    /// Value `v` of the method's value table as an [`Output`]; errors carry `i`.
+    fn value_output(&self, v: usize, i: u32) -> Result<Output<'_>> {
         let value = self.values.get(v)?.value()?;
         let payload = self.state.overrides().get(v);
         Ok(match value {
@@ -369,7 +432,7 @@ impl<'a, 'm> Method<'a, 'm> {
                         return Err(Error::new(
                             ErrorCode::InvalidState,
                             "output view not set",
-                            i as u32,
+                            i,
                         ))
                     }
                     Some(p) => match self.values.get(p as usize)?.value()? {
@@ -378,7 +441,7 @@ impl<'a, 'm> Method<'a, 'm> {
                             return Err(Error::new(
                                 ErrorCode::InvalidProgram,
                                 "view source is not a Tensor",
-                                i as u32,
+                                i,
                             ))
                         }
                     },
@@ -400,18 +463,14 @@ impl<'a, 'm> Method<'a, 'm> {
                         .ok_or(Error::new(
                             ErrorCode::InvalidProgram,
                             "output outside its buffer",
-                            i as u32,
+                            i,
                         ))?
                     }
                     None if source.data_buffer_idx()? != 0 => {
                         self.file.constant_data(source.data_buffer_idx()?, nbytes)?
                     }
                     None => {
-                        return Err(Error::new(
-                            ErrorCode::InvalidState,
-                            "output has no data",
-                            i as u32,
-                        ))
+                        return Err(Error::new(ErrorCode::InvalidState, "output has no data", i))
                     }
                 };
                 Output::Tensor(TensorView {
@@ -420,7 +479,7 @@ impl<'a, 'm> Method<'a, 'm> {
                     data,
                 })
             }
-            _ => return Err(Error::new(ErrorCode::NotSupported, "list output", i as u32)),
+            _ => return Err(Error::new(ErrorCode::NotSupported, "list output", i)),
         })
     }
 
@@ -475,6 +534,8 @@ impl<'a, 'm> Method<'a, 'm> {
                         let mut ctx = self.context(args);
                         (kernel.run)(&mut ctx).map_err(at)?;
                         observer.after(index as u32);
+                        observer
+                            .after_values(index as u32, &InstructionValues { method: self, args });
                     }
                     InstructionArgs::DelegateCall {
                         delegate_index,
@@ -497,6 +558,8 @@ impl<'a, 'm> Method<'a, 'm> {
                         let mut ctx = self.context(args);
                         backend.execute(handle, &mut ctx).map_err(at)?;
                         observer.after(index as u32);
+                        observer
+                            .after_values(index as u32, &InstructionValues { method: self, args });
                     }
                     InstructionArgs::MoveCall { move_from, move_to } => {
                         self.move_value(move_from as usize, move_to as usize)
