@@ -12,6 +12,7 @@ mod plan;
 mod run;
 mod select;
 mod summary;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -23,8 +24,10 @@ const USAGE: &str = "usage:
                                      (default: the bundled clips and models/kws/dscnn_kws_int8io.pte);
                                      --stream: 20 ms hops, the last second labelled every N ms (500)
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
-           [--compare REF.npy...] [--repeat N]
-                                     run a method; --compare exits 1 unless bit-exact
+           [--compare REF.npy...] [--repeat N] [--trace DIR] [--trace-compare REF.npz|DIR]
+                                     run a method; --compare exits 1 unless bit-exact;
+                                     --trace writes every instruction's outputs as .npy;
+                                     --trace-compare reports the first instruction that differs
   etch select FILE.pte... [--format cargo|kconfig|list]
                                      operators and dtypes the models need (selective build)
   etch plan FILE.pte [--method NAME] [--svg OUT.svg]

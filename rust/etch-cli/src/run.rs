@@ -8,6 +8,7 @@ use etch_runtime::Output;
 
 use crate::host::{self, Aligned, MethodMemory};
 use crate::npy::{self, Npy};
+use crate::trace::{self, Tracer};
 
 struct Args {
     path: String,
@@ -16,6 +17,8 @@ struct Args {
     outputs: Vec<String>,
     compare: Vec<String>,
     repeat: usize,
+    trace: Option<String>,
+    trace_compare: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -26,6 +29,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
         outputs: vec![],
         compare: vec![],
         repeat: 1,
+        trace: None,
+        trace_compare: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -35,6 +40,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--input" => a.inputs.push(value()?),
             "--output" => a.outputs.push(value()?),
             "--compare" => a.compare.push(value()?),
+            "--trace" => a.trace = Some(value()?),
+            "--trace-compare" => a.trace_compare = Some(value()?),
             "--repeat" => a.repeat = value()?.parse().map_err(|_| "--repeat needs a number")?,
             _ if a.path.is_empty() && !arg.starts_with("--") => a.path = arg.clone(),
             _ => return Err(format!("unexpected argument '{arg}'")),
@@ -119,6 +126,32 @@ pub fn main(args: &[String]) -> Result<(), String> {
         inputs.push(host::to_physical(&input.data, &info.shape, elem));
     }
 
+    let mut trace_mismatch = false;
+    if a.trace.is_some() || a.trace_compare.is_some() {
+        // One traced run; the timed runs below are not observed.
+        let mut tracer = Tracer::new(&meta).map_err(err)?;
+        for (i, bytes) in inputs.iter().enumerate() {
+            method.set_input_bytes(i, bytes).map_err(err)?;
+        }
+        method.execute_observed(&mut tracer).map_err(err)?;
+        if let Some(e) = tracer.error {
+            return Err(e);
+        }
+        if let Some(dir) = &a.trace {
+            let files = trace::write(dir, &tracer.entries)?;
+            println!(
+                "trace: {files} tensors of {} instructions written to {dir}",
+                tracer.entries.len()
+            );
+        }
+        if let Some(reference) = &a.trace_compare {
+            let refs = trace::load_reference(reference)?;
+            let c = trace::compare(&tracer.entries, &refs, 8);
+            print!("{}", trace::report(&c, reference));
+            trace_mismatch = !c.differing.is_empty();
+        }
+    }
+
     let start = Instant::now();
     for _ in 0..a.repeat.max(1) {
         for (i, bytes) in inputs.iter().enumerate() {
@@ -197,6 +230,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     if mismatch {
         return Err("outputs differ from the reference".into());
+    }
+    if trace_mismatch {
+        return Err("the trace differs from the reference".into());
     }
     Ok(())
 }
