@@ -1,5 +1,10 @@
 //! `etch run FILE.pte [--method NAME] --input in.npy... [--output out.npy...]
-//! [--compare ref.npy...] [--repeat N]`
+//! [--compare ref.npy... [--ulp N | --int-diff N]] [--repeat N]`
+//!
+//! `--compare` demands bit-exact outputs unless a bound is given: `--ulp N`
+//! lets float outputs differ by at most N units in the last place (NaN only
+//! where the reference has NaN), `--int-diff N` lets integer outputs differ
+//! by at most N.
 
 use std::time::Instant;
 
@@ -16,9 +21,17 @@ struct Args {
     inputs: Vec<String>,
     outputs: Vec<String>,
     compare: Vec<String>,
+    bound: Bound,
     repeat: usize,
     trace: Option<String>,
     trace_compare: Option<String>,
+}
+
+/// How far an output may be from its reference under `--compare`.
+#[derive(Clone, Copy, Default)]
+pub struct Bound {
+    pub ulp: u64,
+    pub int_diff: u64,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -28,6 +41,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         inputs: vec![],
         outputs: vec![],
         compare: vec![],
+        bound: Bound::default(),
         repeat: 1,
         trace: None,
         trace_compare: None,
@@ -43,6 +57,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--trace" => a.trace = Some(value()?),
             "--trace-compare" => a.trace_compare = Some(value()?),
             "--repeat" => a.repeat = value()?.parse().map_err(|_| "--repeat needs a number")?,
+            "--ulp" => a.bound.ulp = value()?.parse().map_err(|_| "--ulp needs a number")?,
+            "--int-diff" => {
+                a.bound.int_diff = value()?.parse().map_err(|_| "--int-diff needs a number")?
+            }
             _ if a.path.is_empty() && !arg.starts_with("--") => a.path = arg.clone(),
             _ => return Err(format!("unexpected argument '{arg}'")),
         }
@@ -51,6 +69,78 @@ fn parse(args: &[String]) -> Result<Args, String> {
         return Err("run needs a FILE.pte".into());
     }
     Ok(a)
+}
+
+/// Distance of two floats in units in the last place (the number of
+/// representable values between them); 0 for equal values and for NaN vs NaN,
+/// `u64::MAX` for NaN vs a number. `key` maps a value's sign-magnitude bit
+/// pattern onto one monotonic integer line (so -0.0 and +0.0 meet at 0).
+fn ulp_distance(x: f64, y: f64, key: fn(f64) -> i64) -> u64 {
+    if x.is_nan() || y.is_nan() {
+        return if x.is_nan() && y.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    key(x).abs_diff(key(y))
+}
+
+fn f32_key(v: f64) -> i64 {
+    let b = (v as f32).to_bits() as i32 as i64;
+    if b < 0 {
+        i32::MIN as i64 - b
+    } else {
+        b
+    }
+}
+
+fn f64_key(v: f64) -> i64 {
+    let b = v.to_bits() as i64;
+    if b < 0 {
+        i64::MIN - b
+    } else {
+        b
+    }
+}
+
+/// Largest distance of `a` from `b` in the unit the bound uses (ulp for
+/// floats, absolute difference for integers), and whether `bound` holds.
+pub fn within(a: &Npy, b: &Npy, bound: Bound) -> (u64, bool) {
+    let elem = a.dtype.element_size().unwrap_or(1);
+    let mut worst = 0u64;
+    for (x, y) in a.data.chunks(elem).zip(b.data.chunks(elem)) {
+        let d = match a.dtype {
+            ScalarType::FLOAT => {
+                let f = |b: &[u8]| f32::from_le_bytes(b.try_into().unwrap()) as f64;
+                ulp_distance(f(x), f(y), f32_key)
+            }
+            ScalarType::DOUBLE => {
+                let f = |b: &[u8]| f64::from_le_bytes(b.try_into().unwrap());
+                ulp_distance(f(x), f(y), f64_key)
+            }
+            _ => {
+                let (p, q) = (int_value(a.dtype, x), int_value(a.dtype, y));
+                p.abs_diff(q)
+            }
+        };
+        worst = worst.max(d);
+    }
+    let limit = match a.dtype {
+        ScalarType::FLOAT | ScalarType::DOUBLE => bound.ulp,
+        _ => bound.int_diff,
+    };
+    (worst, worst <= limit)
+}
+
+fn int_value(dtype: ScalarType, b: &[u8]) -> i64 {
+    match dtype {
+        ScalarType::CHAR => b[0] as i8 as i64,
+        ScalarType::SHORT => i16::from_le_bytes(b.try_into().unwrap()) as i64,
+        ScalarType::INT => i32::from_le_bytes(b.try_into().unwrap()) as i64,
+        ScalarType::LONG => i64::from_le_bytes(b.try_into().unwrap()),
+        _ => b[0] as i64,
+    }
 }
 
 /// Largest absolute difference and number of differing elements.
@@ -213,10 +303,21 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 continue;
             }
             let (max, differ) = diff(&out, &reference);
+            let (worst, ok) = within(&out, &reference, a.bound);
+            let unit = match out.dtype {
+                ScalarType::FLOAT | ScalarType::DOUBLE => "ulp",
+                _ => "steps",
+            };
             if differ == 0 {
                 println!("output {i}: bit-exact with {path} (max abs diff 0)");
+            } else if ok {
+                println!(
+                    "output {i}: within bound of {path}: {differ} elements differ, at most {worst} {unit} (max abs diff {max})"
+                );
             } else {
-                println!("output {i}: {differ} elements differ from {path}, max abs diff {max}");
+                println!(
+                    "output {i}: {differ} elements differ from {path}, at most {worst} {unit}, max abs diff {max}"
+                );
                 mismatch = true;
             }
         } else if a.outputs.get(i).is_none() {
@@ -258,4 +359,75 @@ fn preview(t: &Npy) -> String {
             ""
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(v: &[f32]) -> Npy {
+        Npy {
+            dtype: ScalarType::FLOAT,
+            shape: vec![v.len()],
+            data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    #[test]
+    fn ulp_bound() {
+        let one_up = f32::from_bits(1.0f32.to_bits() + 1);
+        let (a, b) = (f32s(&[1.0, -0.0, f32::NAN]), f32s(&[one_up, 0.0, f32::NAN]));
+        assert_eq!(within(&a, &b, Bound::default()), (1, false));
+        assert_eq!(
+            within(
+                &a,
+                &b,
+                Bound {
+                    ulp: 1,
+                    int_diff: 0
+                }
+            ),
+            (1, true)
+        );
+        // Across zero: the smallest positive and negative subnormals are 2 apart.
+        let tiny = f32s(&[f32::from_bits(1)]);
+        let neg_tiny = f32s(&[-f32::from_bits(1)]);
+        assert_eq!(within(&tiny, &neg_tiny, Bound::default()).0, 2);
+        // NaN against a number never passes.
+        let nan = f32s(&[f32::NAN]);
+        assert_eq!(
+            within(
+                &nan,
+                &f32s(&[0.0]),
+                Bound {
+                    ulp: 1000,
+                    int_diff: 0
+                }
+            )
+            .1,
+            false
+        );
+    }
+
+    #[test]
+    fn int_bound() {
+        let i8s = |v: &[i8]| Npy {
+            dtype: ScalarType::CHAR,
+            shape: vec![v.len()],
+            data: v.iter().map(|&x| x as u8).collect(),
+        };
+        let (a, b) = (i8s(&[-128, 5]), i8s(&[-127, 5]));
+        assert_eq!(within(&a, &b, Bound::default()), (1, false));
+        assert_eq!(
+            within(
+                &a,
+                &b,
+                Bound {
+                    ulp: 0,
+                    int_diff: 1
+                }
+            ),
+            (1, true)
+        );
+    }
 }
