@@ -309,11 +309,41 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         Ok(())
     }
 
-    /// Number of tensors in a `Tensor[]` argument.
+    /// Number of tensors in a `Tensor[]` or `Tensor?[]` argument.
     pub fn tensor_list_len(&self, i: usize) -> Result<usize> {
         match self.value(i)? {
-            Value::TensorList(items) => Ok(items.len()),
+            Value::TensorList(items) | Value::OptionalTensorList(items) => Ok(items.len()),
             _ => Err(bad_arg("argument is not a TensorList", i)),
+        }
+    }
+
+    /// Value index of item `k` of a `Tensor?[]` argument (`None` for an
+    /// absent tensor), for [`KernelContext::io_values`].
+    pub fn opt_tensor_list_item(&self, i: usize, k: usize) -> Result<Option<usize>> {
+        match self.value(i)? {
+            Value::OptionalTensorList(items) => match items.get(k)? {
+                -1 => Ok(None),
+                v => usize::try_from(v)
+                    .map(Some)
+                    .map_err(|_| bad_arg("bad TensorList item", i)),
+            },
+            _ => Err(bad_arg("argument is not an OptionalTensorList", i)),
+        }
+    }
+
+    /// Length of a `float[]` argument.
+    pub fn double_list_len(&self, i: usize) -> Result<usize> {
+        match self.value(i)? {
+            Value::DoubleList(items) => Ok(items.len()),
+            _ => Err(bad_arg("argument is not a DoubleList", i)),
+        }
+    }
+
+    /// Item `k` of a `float[]` argument.
+    pub fn double_list_item(&self, i: usize, k: usize) -> Result<f64> {
+        match self.value(i)? {
+            Value::DoubleList(items) => items.get(k),
+            _ => Err(bad_arg("argument is not a DoubleList", i)),
         }
     }
 
