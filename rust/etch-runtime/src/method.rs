@@ -107,6 +107,28 @@ pub struct Method<'a, 'm> {
     instruction_limit: u32,
 }
 
+/// A tensor with a zero dimension has no bytes whatever its other sizes are,
+/// so nothing else bounds them; but kernels loop over sizes (an output of
+/// `[1, 8, 2147483647, 0]` ran a convolution's row loop 2^31 times). Its
+/// extent (the product of its sizes with zeros counted as 1), in bytes,
+/// must fit the largest memory the program has, as a non-empty tensor's
+/// bytes must: then every loop over its sizes is bounded by real memory.
+fn check_empty_extent(t: &etch_pte::schema::Tensor<'_>, largest: usize, i: usize) -> Result<()> {
+    let elem = t.scalar_type()?.element_size().unwrap_or(1) as u64;
+    let mut extent = elem;
+    for s in t.sizes()?.iter() {
+        extent = extent.saturating_mul((s?.max(1)) as u64);
+    }
+    if extent > largest as u64 {
+        return Err(Error::new(
+            ErrorCode::InvalidProgram,
+            "empty tensor with implausible sizes",
+            i as u32,
+        ));
+    }
+    Ok(())
+}
+
 fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
     Error::new(ErrorCode::MemoryAllocationFailed, what, shortfall as u32)
 }
@@ -152,8 +174,12 @@ impl<'a, 'm> Method<'a, 'm> {
                 (needed_buffers - planned.len()) as u32,
             ));
         }
+        // The largest byte count any tensor of this program can really
+        // occupy: the program data or its largest planned buffer.
+        let mut largest = file.data().len();
         for (i, buf) in planned.iter().take(needed_buffers).enumerate() {
             let need = meta.memory_planned_buffer_size(i)?;
+            largest = largest.max(need);
             if buf.len() < need {
                 etch_log!(
                     error,
@@ -219,6 +245,9 @@ impl<'a, 'm> Method<'a, 'm> {
                 }
             }
             let nbytes = etch_pte::tensor::nbytes(&t)?;
+            if nbytes == 0 {
+                check_empty_extent(&t, largest, i)?;
+            }
             if let Some(a) = t.allocation_info()? {
                 let id = a.memory_id()? as usize;
                 let end = a.memory_offset()?.checked_add(nbytes as u64);

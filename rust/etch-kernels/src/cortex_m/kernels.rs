@@ -637,7 +637,12 @@ pub(crate) fn depthwise_mult1<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8])
     let off = q.input_offset;
     let zp = off.wrapping_neg() as i8;
     let zpw = [zp; 4];
-    let (xstep, ystep) = (g.dilation.1 * ch, g.dilation.0 * i.w * ch);
+    // Wrapping: the steps are used only for interior pixels, where every
+    // tap is inside the input and so every step product is below its length.
+    let (xstep, ystep) = (
+        g.dilation.1.wrapping_mul(ch),
+        g.dilation.0.wrapping_mul(i.w).wrapping_mul(ch),
+    );
     let mut full = [0i32; CHUNK];
     let mut req = [Requant::new(0, 0); CHUNK];
     let mut accs = [0i32; CHUNK];
@@ -678,7 +683,7 @@ pub(crate) fn depthwise_mult1<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8])
                                     // SAFETY: in bounds as shown above.
                                     let (x4, w4) = unsafe { (at4(xp.add(xi)), at4(wp.add(wi))) };
                                     acc = M::mul4(acc, x4, w4);
-                                    xi += xstep;
+                                    xi = xi.wrapping_add(xstep);
                                     wi += ch;
                                 }
                             }

@@ -64,8 +64,50 @@ impl Window {
         dil: usize,
         size: usize,
     ) -> Option<usize> {
-        let pos = (o * stride + k * dil).checked_sub(pad)?;
+        // Checked: stride and dilation come from the file.
+        let pos = o
+            .checked_mul(stride)?
+            .checked_add(k.checked_mul(dil)?)?
+            .checked_sub(pad)?;
         (pos < size).then_some(pos)
+    }
+
+    /// Whether the kernels' unchecked position arithmetic is safe for this
+    /// geometry: along each axis the farthest tap position
+    /// `(o − 1)·stride + (k − 1)·dilation`, plus one more stride and
+    /// dilation (the loops step one past their last tap), fits `usize`.
+    /// Stride, dilation and padding are file-supplied and may be anything
+    /// up to 2^63 (32-bit `usize` on the device makes smaller values
+    /// overflow too).
+    pub fn positions_fit(&self) -> bool {
+        let axis = |o: usize, k: usize, s: usize, d: usize| {
+            o.saturating_sub(1)
+                .checked_mul(s)
+                .zip(k.saturating_sub(1).checked_mul(d))
+                .and_then(|(a, b)| a.checked_add(b))
+                .and_then(|v| v.checked_add(s))
+                .and_then(|v| v.checked_add(d))
+                .is_some()
+        };
+        axis(self.output.h, self.kernel.0, self.stride.0, self.dilation.0)
+            && axis(self.output.w, self.kernel.1, self.stride.1, self.dilation.1)
+    }
+
+    /// The checks every window kernel makes after its length checks:
+    /// `Ok(true)` when the output is empty (nothing to compute: the kernel
+    /// returns without looping over sizes that may be huge, since a tensor
+    /// with one zero dimension has zero bytes whatever its others are);
+    /// an error when the input is empty under a non-empty output (an
+    /// implausible window whose other sizes would bound no work) or when
+    /// positions could overflow ([`Window::positions_fit`]).
+    pub(crate) fn check_work(&self, input: &[i8]) -> Result<bool, KernelError> {
+        if self.output.elements() == Some(0) {
+            return Ok(true);
+        }
+        if input.is_empty() || self.kernel.0 == 0 || self.kernel.1 == 0 || !self.positions_fit() {
+            return Err(BAD);
+        }
+        Ok(false)
     }
 }
 
@@ -133,6 +175,9 @@ fn conv_with<M: mac::Mac>(
     {
         return Err(BAD);
     }
+    if g.check_work(input)? {
+        return Ok(());
+    }
     let ops = kernels::ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
     if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
         if M::PACKED_POINTWISE {
@@ -198,6 +243,9 @@ fn depthwise_with<M: mac::Mac>(
         || bias.is_some_and(|b| b.len() != o.c)
     {
         return Err(BAD);
+    }
+    if g.check_work(input)? {
+        return Ok(());
     }
     let ops = kernels::ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
     kernels::depthwise::<M>(&ops, ch_mult, output)
@@ -330,6 +378,9 @@ pub fn avg_pool_s8(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8])
     {
         return Err(BAD);
     }
+    if g.check_work(input)? {
+        return Ok(());
+    }
     kernels::avg_pool(g, act, input, output)
 }
 
@@ -392,6 +443,9 @@ fn pool(
     // Dilation 0 would repeat one tap `kernel` times: no model has it.
     if g.dilation.0 == 0 || g.dilation.1 == 0 {
         return Err(BAD);
+    }
+    if g.check_work(input)? {
+        return Ok(());
     }
     let mut dst = output.iter_mut();
     for b in 0..o.n {

@@ -120,15 +120,18 @@ fn nhwc(t: &etch_runtime::Shape) -> Result<(usize, usize, usize, usize)> {
     t.nhwc().ok_or(bad("cortex_m activation is not rank 4"))
 }
 
-/// (h, w) pair from an `int[2]` argument (one value means both).
+/// (h, w) pair from an `int[2]` argument (one value means both). CMSIS-NN
+/// holds kernel, stride, padding and dilation in `int32_t`: a value outside
+/// `0..=i32::MAX` is an invalid argument on every target.
 fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
     let l = ctx.int_list(i)?;
     let a = l.get_or(0, 0);
     let b = l.get_or(1, a);
-    let (Ok(a), Ok(b)) = (usize::try_from(a), usize::try_from(b)) else {
-        return Err(bad("negative stride, padding or dilation"));
+    let as_usize = |v: i64| u32::try_from(v).ok().filter(|&v| v <= i32::MAX as u32);
+    let (Some(a), Some(b)) = (as_usize(a), as_usize(b)) else {
+        return Err(bad("stride, padding or dilation outside 0..=i32::MAX"));
     };
-    Ok((a, b))
+    Ok((a as usize, b as usize))
 }
 
 /// Reads the geometry and quantization shared by conv and depthwise conv.
@@ -277,6 +280,10 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     }
     let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
     out.fill(value);
+    if x.is_empty() {
+        // Nothing to copy (the other input sizes may be huge).
+        return Ok(());
+    }
     // Copy the innermost rows of the input into place.
     let row = din[3];
     for a in 0..din[0] {
@@ -528,6 +535,14 @@ fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -
     let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
     let bias = bias.map(|b| b.as_i32()).transpose()?;
     let out = out.as_i8_mut()?;
+    // An empty output is no work (its other sizes may be huge); a non-empty
+    // one needs a non-empty input and weight, whose lengths bound the loops.
+    if out.is_empty() {
+        return Ok(());
+    }
+    if x.is_empty() || w.is_empty() {
+        return Err(bad("transpose conv of an empty input or weight"));
+    }
     // Input row feeding output row `o` through tap `k`, if any.
     let source = |o: usize, k: usize, s: usize, p: usize, d: usize, size: usize| -> Option<usize> {
         let num = o.checked_add(p)?.checked_sub(k.checked_mul(d)?)?;
@@ -686,6 +701,10 @@ fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         return Err(bad("batch_matmul shapes"));
     }
     let (l, r, out) = (l.as_i8()?, r.as_i8()?, out.as_i8_mut()?);
+    if out.is_empty() {
+        // No work, whatever the other sizes are.
+        return Ok(());
+    }
     let mut dst = out.iter_mut();
     for bi in 0..b {
         for i in 0..m {

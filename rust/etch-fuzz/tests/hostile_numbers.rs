@@ -1,0 +1,268 @@
+//! The three failure classes of issue 13, reproduced on real fixtures by
+//! changing the numbers the issue names, and at the kernel level without the
+//! loader's guard. Every case must end quickly in the exact outcome asserted
+//! (cargo test builds with overflow checks: an unchecked multiply panics).
+
+use std::path::Path;
+
+use etch_fuzz::{load_execute, Outcome, Stage};
+use etch_pte::schema::{slot, EValue};
+use etch_pte::{InstructionArgs, PteFile, Table, Value};
+use etch_runtime::{ErrorCode, Verification};
+
+const BOTH: [Verification; 2] = [Verification::Minimal, Verification::InternalConsistency];
+
+fn fixture(name: &str) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    std::fs::read(dir.join(format!("{name}.pte"))).unwrap()
+}
+
+/// For every kernel call to an operator whose name contains `op`, the value
+/// indices of its arguments.
+fn calls(bytes: &[u8], op: &str) -> Vec<Vec<usize>> {
+    let file = PteFile::new_checked(bytes).unwrap();
+    let plan = file.plan("forward").unwrap();
+    let ops = plan.operators().unwrap();
+    let mut out = Vec::new();
+    for chain in plan.chains().unwrap().iter() {
+        for instr in chain.unwrap().instructions().unwrap().iter() {
+            if let InstructionArgs::KernelCall { op_index, args } = instr.unwrap().args().unwrap() {
+                let name = ops.get(op_index as usize).unwrap().name().unwrap();
+                if name.contains(op) {
+                    out.push(args.iter().map(|a| a.unwrap() as usize).collect());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn evalue<'a>(bytes: &'a [u8], index: usize) -> EValue<'a> {
+    let file = PteFile::new_checked(bytes).unwrap();
+    let plan = file.plan("forward").unwrap();
+    let v = plan.values().unwrap().get(index).unwrap();
+    EValue(Table::at(bytes, v.position()).unwrap())
+}
+
+/// Byte position of the `i`-th size of tensor value `index`.
+fn size_at(bytes: &[u8], index: usize, i: usize) -> usize {
+    let Value::Tensor(t) = evalue(bytes, index).value().unwrap() else {
+        panic!("value {index} is not a tensor");
+    };
+    t.sizes().unwrap().position() + 4 * i
+}
+
+/// Byte positions of the 64-bit `Int`s an `int[]` argument lists.
+fn int_list_at(bytes: &[u8], index: usize) -> Vec<usize> {
+    let Value::IntList(items) = evalue(bytes, index).value().unwrap() else {
+        panic!("value {index} is not an int list");
+    };
+    items
+        .iter()
+        .map(|item| {
+            let v = evalue(bytes, item.unwrap() as usize);
+            let val = v.0.table(slot::evalue::VAL).unwrap().unwrap();
+            val.field(slot::single::VALUE, 8).unwrap().unwrap()
+        })
+        .collect()
+}
+
+fn both(bytes: &[u8]) -> [Outcome; 2] {
+    BOTH.map(|v| load_execute(bytes, v))
+}
+
+/// Issue 13, "Hang": a tensor with one zero and one huge size has zero bytes
+/// and passed verification and `Method::load`; the kernels then looped over
+/// the huge size (quantized_conv2d over 60 s). Every activation of every
+/// window operator in the zoo fixtures, resized `[N, C, 2147483647, 0]`, is
+/// now rejected at load: its extent cannot fit any memory the program has.
+#[test]
+fn zero_and_huge_sizes_are_rejected_at_load() {
+    let mut cases = 0;
+    for name in ["zoo_cm_m33", "zoo_cm_m55"] {
+        let base = fixture(name);
+        assert_eq!(both(&base), [Ok(()), Ok(())], "{name} runs unmodified");
+        for op in [
+            "quantized_conv2d",
+            "quantized_max_pool2d",
+            "quantized_avg_pool2d",
+            "quantized_transpose_conv2d",
+            "cortex_m::pad",
+        ] {
+            let sites = calls(&base, op);
+            assert!(!sites.is_empty(), "{name} calls {op}");
+            for args in sites {
+                // The input (first argument) and the output (last).
+                for &value in [args[0], *args.last().unwrap()].iter() {
+                    let mut bytes = base.clone();
+                    let (h, w) = (size_at(&base, value, 2), size_at(&base, value, 3));
+                    bytes[h..h + 4].copy_from_slice(&i32::MAX.to_le_bytes());
+                    bytes[w..w + 4].copy_from_slice(&0i32.to_le_bytes());
+                    let t = std::time::Instant::now();
+                    let got = both(&bytes);
+                    assert!(
+                        t.elapsed().as_secs() < 5,
+                        "{name} {op} v{value}: {:?}",
+                        t.elapsed()
+                    );
+                    let rejected = Err((Stage::Load, ErrorCode::InvalidProgram));
+                    assert_eq!(got, [rejected, rejected], "{name} {op} v{value}");
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 28);
+}
+
+/// Issue 13, "Overflow": stride and dilation values from the file (here
+/// 2^62 + 1) overflowed unchecked multiplies in `Window::tap` and in the
+/// depthwise kernels: a panic with overflow checks, nonsense geometry
+/// without. Now the kernel rejects the geometry.
+#[test]
+fn huge_strides_and_dilations_are_invalid_arguments() {
+    let huge = ((1u64 << 62) + 1).to_le_bytes();
+    let mut cases = 0;
+    // (fixture, operator, argument indices of stride and dilation).
+    for (name, op, lists) in [
+        ("zoo_cm_m33", "quantized_conv2d", &[3usize, 5][..]),
+        ("zoo_cm_m55", "quantized_conv2d", &[3, 5][..]),
+        ("dscnn_cm_m33", "quantized_depthwise_conv2d", &[3, 5][..]),
+        ("dscnn_cm_m0", "quantized_depthwise_conv2d", &[3, 5][..]),
+        ("dscnn_cm_m33", "quantized_conv2d", &[3, 5][..]),
+        ("zoo_cm_m33", "quantized_max_pool2d", &[2, 4][..]),
+        ("zoo_cm_m33", "quantized_transpose_conv2d", &[3, 6][..]),
+    ] {
+        let base = fixture(name);
+        for args in calls(&base, op) {
+            for &list in lists {
+                for at in int_list_at(&base, args[list]) {
+                    let mut bytes = base.clone();
+                    bytes[at..at + 8].copy_from_slice(&huge);
+                    let got = both(&bytes);
+                    let want = Err((Stage::Execute, ErrorCode::InvalidArgument));
+                    assert_eq!(got, [want, want], "{name} {op} arg {list} @{at}");
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert!(cases >= 30, "{cases} cases");
+}
+
+// The same at the kernel level, without the loader's guard: an empty output
+// is no work whatever its other sizes, and positions that would overflow
+// `usize` are an invalid argument, never a wrapped index.
+
+use etch_kernels::cortex_m::{
+    avg_pool_s8, conv_s8, depthwise_conv_s8, max_pool_s8, ConvQuant, Nhwc, Window,
+};
+use etch_kernels::KernelError;
+
+const Q: ConvQuant = ConvQuant {
+    input_offset: 3,
+    output_offset: -1,
+    act_min: -128,
+    act_max: 127,
+};
+
+fn nhwc(n: usize, h: usize, w: usize, c: usize) -> Nhwc {
+    Nhwc { n, h, w, c }
+}
+
+fn window(input: Nhwc, output: Nhwc, k: usize, stride: usize, dil: usize) -> Window {
+    Window {
+        input,
+        output,
+        kernel: (k, k),
+        stride: (stride, stride),
+        padding: (1, 1),
+        dilation: (dil, dil),
+    }
+}
+
+#[test]
+fn empty_outputs_with_huge_sizes_do_no_work() {
+    let input = [1i8; 4 * 4 * 8];
+    let filter = [1i8; 8 * 3 * 3 * 8];
+    let dw_filter = [1i8; 3 * 3 * 8];
+    let (mult, shift) = ([1 << 30; 8], [-1; 8]);
+    let i = nhwc(1, 4, 4, 8);
+    // Output [1, 8, 2147483647, 0] in NCHW terms: zero bytes, 2^31 rows.
+    let o = nhwc(1, i32::MAX as usize, 0, 8);
+    let g = window(i, o, 3, 1, 1);
+    let t = std::time::Instant::now();
+    assert_eq!(
+        conv_s8(&g, &Q, &input, &filter, None, &mult, &shift, &mut []),
+        Ok(())
+    );
+    assert_eq!(
+        depthwise_conv_s8(&g, &Q, 1, &input, &dw_filter, None, &mult, &shift, &mut []),
+        Ok(())
+    );
+    assert_eq!(max_pool_s8(&g, (-128, 127), &input, &mut []), Ok(()));
+    assert_eq!(avg_pool_s8(&g, (-128, 127), &input, &mut []), Ok(()));
+    // An empty input under a non-empty output bounds nothing: rejected.
+    let g = window(nhwc(1, i32::MAX as usize, 0, 8), nhwc(1, 4, 4, 8), 3, 1, 1);
+    let mut out = [0i8; 4 * 4 * 8];
+    let bad = Err(KernelError::InvalidArgument);
+    assert_eq!(
+        conv_s8(&g, &Q, &[], &filter, None, &mult, &shift, &mut out),
+        bad
+    );
+    assert_eq!(
+        depthwise_conv_s8(&g, &Q, 1, &[], &dw_filter, None, &mult, &shift, &mut out),
+        bad
+    );
+    assert_eq!(max_pool_s8(&g, (-128, 127), &[], &mut out), bad);
+    assert_eq!(avg_pool_s8(&g, (-128, 127), &[], &mut out), bad);
+    assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
+}
+
+#[test]
+fn overflowing_tap_positions_are_invalid_arguments() {
+    // Window::tap is checked: no wrap, no panic.
+    assert_eq!(Window::tap(3, 0, usize::MAX / 2, 0, 1, 8), None);
+    assert_eq!(Window::tap(1, 2, 1, 0, usize::MAX, 8), None);
+    assert_eq!(Window::tap(1, 2, 3, 4, 1, 8), Some(1));
+    let input = [1i8; 4 * 4 * 8];
+    let (mult, shift) = ([1 << 30; 8], [-1; 8]);
+    let i = nhwc(1, 4, 4, 8);
+    let o = nhwc(1, 4, 4, 8);
+    let mut out = [0i8; 4 * 4 * 8];
+    let bad = Err(KernelError::InvalidArgument);
+    for (stride, dil) in [
+        (usize::MAX / 2, 1),
+        (1, usize::MAX / 2),
+        (usize::MAX, 1),
+        (1, usize::MAX),
+    ] {
+        let g = window(i, o, 3, stride, dil);
+        assert!(!g.positions_fit());
+        let filter = [1i8; 8 * 3 * 3 * 8];
+        assert_eq!(
+            conv_s8(&g, &Q, &input, &filter, None, &mult, &shift, &mut out),
+            bad
+        );
+        // Depthwise: multiplier 1 (two paths by build) and multiplier 8
+        // from one input channel (the single-input paths).
+        let dw = [1i8; 3 * 3 * 8];
+        assert_eq!(
+            depthwise_conv_s8(&g, &Q, 1, &input, &dw, None, &mult, &shift, &mut out),
+            bad
+        );
+        let g1 = window(nhwc(1, 4, 4, 1), o, 3, stride, dil);
+        let one = [1i8; 16];
+        assert_eq!(
+            depthwise_conv_s8(&g1, &Q, 8, &one, &dw, None, &mult, &shift, &mut out),
+            bad
+        );
+        let g2 = window(nhwc(1, 4, 4, 2), o, 3, stride, dil);
+        let two = [1i8; 32];
+        assert_eq!(
+            depthwise_conv_s8(&g2, &Q, 4, &two, &dw, None, &mult, &shift, &mut out),
+            bad
+        );
+        assert_eq!(max_pool_s8(&g, (-128, 127), &input, &mut out), bad);
+    }
+}
