@@ -10,6 +10,7 @@ use etch_runtime::Kernel;
 
 pub(crate) mod arith;
 mod aten;
+mod conv;
 pub(crate) mod copy;
 mod cortex_m;
 mod dim_order;
@@ -25,7 +26,7 @@ mod quantized_decomposed;
 /// taps are contiguous). The loops over a window run over exactly these
 /// taps, so their work is bounded by the input extent, never by a kernel
 /// size, stride or padding read from the file; `None` when the arithmetic
-/// overflows `i64` (no real model comes near).
+/// overflows `i64` (no real model comes near) or `dil` is 0.
 #[inline]
 pub(crate) fn tap_range(
     o: usize,
@@ -43,12 +44,12 @@ pub(crate) fn tap_range(
     let lo = if base >= 0 {
         0
     } else {
-        (base.checked_neg()? - 1) / dil + 1
+        (base.checked_neg()? - 1).checked_div(dil)? + 1
     };
     let hi = if base >= size {
         0
     } else {
-        (size.checked_sub(base)? - 1) / dil + 1
+        (size.checked_sub(base)? - 1).checked_div(dil)? + 1
     };
     let hi = hi.min(kernel.max(0));
     Some((lo.min(hi), hi))
@@ -108,8 +109,6 @@ pub const KERNELS: &[Kernel] = &[
     portable_extra::LINEAR_OUT,
     #[cfg(feature = "op-aten-cat-out")]
     portable_extra::CAT_OUT,
-    #[cfg(feature = "op-aten-convolution-out")]
-    aten::CONVOLUTION_OUT,
     #[cfg(feature = "op-aten-avg_pool2d-out")]
     aten::AVG_POOL2D_OUT,
     #[cfg(feature = "op-dim_order_ops-_clone_dim_order-out")]
@@ -123,7 +122,8 @@ pub const KERNELS: &[Kernel] = &[
     // --- portable: shape and data movement ---
 
     // --- portable: convolution family ---
-
+    #[cfg(feature = "op-aten-convolution-out")]
+    conv::CONVOLUTION_OUT,
     // --- quantized_decomposed ---
     #[cfg(feature = "op-quantized_decomposed-quantize_per_tensor-out")]
     quantized_decomposed::QUANTIZE_PER_TENSOR_OUT,
