@@ -4,6 +4,7 @@
 //! etch inspect FILE.pte [--json]
 //! ```
 
+mod etdump;
 mod host;
 mod inspect;
 mod kws;

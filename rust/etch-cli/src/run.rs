@@ -11,6 +11,7 @@ use std::time::Instant;
 use etch_pte::ScalarType;
 use etch_runtime::Output;
 
+use crate::etdump;
 use crate::host::{self, Aligned, MethodMemory};
 use crate::npy::{self, Npy};
 use crate::trace::{self, Tracer};
@@ -25,6 +26,9 @@ struct Args {
     repeat: usize,
     trace: Option<String>,
     trace_compare: Option<String>,
+    etdump: Option<String>,
+    etdump_debug: Option<String>,
+    profile: bool,
 }
 
 /// How far an output may be from its reference under `--compare`.
@@ -45,6 +49,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
         repeat: 1,
         trace: None,
         trace_compare: None,
+        etdump: None,
+        etdump_debug: None,
+        profile: false,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -55,6 +62,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--output" => a.outputs.push(value()?),
             "--compare" => a.compare.push(value()?),
             "--trace" => a.trace = Some(value()?),
+            "--etdump" => a.etdump = Some(value()?),
+            "--etdump-debug" => a.etdump_debug = Some(value()?),
+            "--profile" => a.profile = true,
             "--trace-compare" => a.trace_compare = Some(value()?),
             "--repeat" => a.repeat = value()?.parse().map_err(|_| "--repeat needs a number")?,
             "--ulp" => a.bound.ulp = value()?.parse().map_err(|_| "--ulp needs a number")?,
@@ -67,6 +77,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
     }
     if a.path.is_empty() {
         return Err("run needs a FILE.pte".into());
+    }
+    if a.etdump_debug.is_some() && a.etdump.is_none() {
+        return Err("--etdump-debug needs --etdump".into());
     }
     Ok(a)
 }
@@ -239,6 +252,52 @@ pub fn main(args: &[String]) -> Result<(), String> {
             let c = trace::compare(&tracer.entries, &refs, 8);
             print!("{}", trace::report(&c, reference));
             trace_mismatch = !c.differing.is_empty();
+        }
+    }
+
+    if a.etdump.is_some() || a.profile {
+        let runs = a.repeat.max(1);
+        let mut set_inputs = |m: &mut etch_runtime::Method<'_, '_>| -> Result<(), String> {
+            for (i, bytes) in inputs.iter().enumerate() {
+                m.set_input_bytes(i, bytes).map_err(err)?;
+            }
+            Ok(())
+        };
+        let rec = etdump::record(
+            &mut method,
+            &meta,
+            &mut set_inputs,
+            runs,
+            a.etdump_debug.is_some(),
+            &err,
+        )?;
+        if let Some(path) = &a.etdump {
+            std::fs::write(path, &rec.etdump).map_err(|e| format!("{path}: {e}"))?;
+            println!(
+                "etdump: {runs} runs, {} bytes written to {path} (times in ns)",
+                rec.etdump.len()
+            );
+        }
+        if let Some(path) = &a.etdump_debug {
+            std::fs::write(path, &rec.debug).map_err(|e| format!("{path}: {e}"))?;
+            println!(
+                "etdump: {} bytes of intermediate outputs written to {path}",
+                rec.debug.len()
+            );
+        }
+        if a.profile {
+            println!("profile (us, mean of {runs} runs):");
+            for row in &rec.profile {
+                let mean = row.ns.iter().sum::<u64>() as f64 / row.ns.len().max(1) as f64;
+                println!("  {:>4}  {:<48} {:>10.3}", row.index, row.op, mean / 1e3);
+            }
+            let total = rec.total_ns.iter().sum::<u64>() as f64 / rec.total_ns.len().max(1) as f64;
+            println!(
+                "  {:>4}  {:<48} {:>10.3}",
+                "",
+                "Method::execute",
+                total / 1e3
+            );
         }
     }
 
