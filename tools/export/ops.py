@@ -42,7 +42,11 @@ def case(name, module, inputs, rule="exact", why="", quant=None):
     inputs: tuple of example tensors (seed them: torch.manual_seed in the module file)
     rule:   "exact", {"ulp": N} or {"int_diff": N}
     why:    required unless rule == "exact"
-    quant:  None (float program) or "int8" (PT2E q/dq with XNNPACKQuantizer, not delegated)
+    quant:  None (float program), "int8" (PT2E q/dq with XNNPACKQuantizer, not
+            delegated) or "cortex_m" (export_fixtures.cortex_m_program for a
+            Cortex-M4, float I/O; the pip runtime has no cortex_m kernels, so
+            the reference is ExecuTorch's cortex_m reference ops run eagerly
+            over the final graph, as for tests/fixtures/*_cm_*)
     """
     assert rule == "exact" or why, f"{name}: a non-exact rule needs a reason"
     return dict(name=name, module=module, inputs=inputs, rule=rule, why=why, quant=quant)
@@ -54,6 +58,15 @@ def export(c):
 
     module = c["module"].eval()
     inputs = tuple(c["inputs"])
+    if c["quant"] == "cortex_m":
+        from export_fixtures import cortex_m_program, reference_run, to_pte
+
+        (x,) = inputs
+        calib = [x] + [torch.randn_like(x) for _ in range(3)]
+        edge, ep, _, to_input = cortex_m_program(module, x, calib, "M4", False)
+        x_in = to_input(x)
+        out, _ = reference_run(ep, x_in, record_intermediates=False)
+        return to_pte(edge, ep), [x_in.contiguous().numpy()], [out.contiguous().numpy()]
     ep = torch.export.export(module, inputs, strict=True)
     if c["quant"] == "int8":
         import executorch.kernels.quantized  # noqa: F401  registers quantized_decomposed out variants
@@ -70,6 +83,13 @@ def export(c):
     buf = to_edge(ep).to_executorch(ExecutorchBackendConfig()).buffer
     outs = Runtime.get().load_program(buf).load_method("forward").execute(list(inputs))
     return buf, [t.numpy() for t in inputs], [o.numpy() for o in outs]
+
+
+MADE_BY = {
+    None: "float program",
+    "int8": "portable int8 (PT2E q/dq, XNNPACKQuantizer, not delegated)",
+    "cortex_m": "cortex_m flow (CortexMQuantizer, CortexMPassManager, M4), reference: cortex_m reference ops over the final graph",
+}
 
 
 def main():
@@ -107,7 +127,7 @@ def main():
                 "outputs": len(ys),
                 "rule": c["rule"],
                 "why": c["why"],
-                "made_by": "float program" if c["quant"] is None else "portable int8 (PT2E q/dq, XNNPACKQuantizer, not delegated)",
+                "made_by": MADE_BY[c["quant"]],
             }
             print(f"{c['name']}: {len(buf)} B, ops {ops}", flush=True)
     with open(manifest_path, "w") as f:

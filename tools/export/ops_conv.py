@@ -59,4 +59,11 @@ CASES = [
     # portable int8: dequantize -> float convolution -> quantize
     case("conv1d_int8", Conv(nn.Conv1d(4, 6, 3, padding=1)), (torch.randn(1, 4, 16),), quant="int8"),
     case("conv2d_int8", Conv(nn.Conv2d(3, 4, 3, padding=1)), (torch.randn(1, 3, 8, 8),), quant="int8"),
+    # cortex_m flow: CortexMQuantizer + CortexMPassManager leave a Conv1d as a
+    # float aten::convolution between cortex_m::dequantize/quantize_per_tensor
+    # (no cortex_m::quantized_conv2d on an unsqueezed tensor). The reference's
+    # float convolution is PyTorch's eager one (its summation order may differ
+    # from portable's; the requantized int8 outputs here agree exactly). With a
+    # ReLU after it the flow emits aten::clamp.out on the int8 tensor.
+    case("conv1d_cortex_m", Conv(nn.Conv1d(4, 6, 3, padding=1)), (torch.randn(1, 4, 16),), quant="cortex_m"),
 ]
