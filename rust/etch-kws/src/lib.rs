@@ -19,11 +19,11 @@
 //! adding 128 ([`scores_from_int8_softmax`]). Times are in milliseconds of
 //! audio, so the same audio gives the same events on any device and on the
 //! host. No heap: the history is a fixed-capacity ring (`HISTORY` results of
-//! `LABELS` scores each).
+//! `LABELS` scores each) of plain integers, so that any bytes are a valid
+//! recognizer (the C API keeps one in caller memory) and no index can leave
+//! its array.
 #![no_std]
 #![forbid(unsafe_code)]
-
-use heapless::Deque;
 
 /// Why a call was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,11 +75,69 @@ pub struct Detection {
     pub time_ms: u32,
 }
 
+/// The last `HISTORY` results, oldest first from `start`.
+#[derive(Clone, Copy)]
+struct Ring<const LABELS: usize, const HISTORY: usize> {
+    times: [u32; HISTORY],
+    scores: [[u8; LABELS]; HISTORY],
+    start: usize,
+    len: usize,
+}
+
+impl<const LABELS: usize, const HISTORY: usize> Ring<LABELS, HISTORY> {
+    const NONZERO: () = assert!(HISTORY > 0, "HISTORY must be at least 1");
+
+    fn len(&self) -> usize {
+        self.len.min(HISTORY)
+    }
+
+    /// Slot of the `k`-th oldest result.
+    fn slot(&self, k: usize) -> usize {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::NONZERO;
+        (self.start % HISTORY + k) % HISTORY
+    }
+
+    fn time(&self, k: usize) -> Option<u32> {
+        (k < self.len()).then(|| self.times.get(self.slot(k)).copied())?
+    }
+
+    fn pop_oldest(&mut self) {
+        if self.len() > 0 {
+            self.start = self.slot(1);
+            self.len = self.len() - 1;
+        }
+    }
+
+    fn push(&mut self, time: u32, scores: [u8; LABELS]) {
+        if self.len() == HISTORY {
+            self.pop_oldest();
+        }
+        let slot = self.slot(self.len());
+        if let (Some(t), Some(s)) = (self.times.get_mut(slot), self.scores.get_mut(slot)) {
+            *t = time;
+            *s = scores;
+        }
+        self.len = self.len() + 1;
+    }
+
+    /// Sum of label `label`'s scores over the ring.
+    fn sum(&self, label: usize) -> u32 {
+        (0..self.len())
+            .filter_map(|k| self.scores.get(self.slot(k))?.get(label))
+            .map(|&s| s as u32)
+            .sum()
+    }
+}
+
 /// The smoothing state: the last results and the last detection.
 pub struct Recognizer<const LABELS: usize, const HISTORY: usize> {
     config: Config,
-    history: Deque<(u32, [u8; LABELS]), HISTORY>,
-    last_detection: Option<u32>,
+    history: Ring<LABELS, HISTORY>,
+    /// Time of the last detection, when `detected` is non-zero (plain
+    /// integers rather than an `Option`: any bytes stay a valid value).
+    last_detection: u32,
+    detected: u8,
 }
 
 impl<const LABELS: usize, const HISTORY: usize> Recognizer<LABELS, HISTORY> {
@@ -94,8 +152,14 @@ impl<const LABELS: usize, const HISTORY: usize> Recognizer<LABELS, HISTORY> {
         }
         Ok(Recognizer {
             config,
-            history: Deque::new(),
-            last_detection: None,
+            history: Ring {
+                times: [0; HISTORY],
+                scores: [[0; LABELS]; HISTORY],
+                start: 0,
+                len: 0,
+            },
+            last_detection: 0,
+            detected: 0,
         })
     }
 
@@ -105,30 +169,30 @@ impl<const LABELS: usize, const HISTORY: usize> Recognizer<LABELS, HISTORY> {
 
     /// Forgets every result and the last detection.
     pub fn reset(&mut self) {
-        self.history.clear();
-        self.last_detection = None;
+        self.history.len = 0;
+        self.detected = 0;
     }
 
     /// Adds one inference's scores (0..=255 per label) at `time_ms` and
     /// returns the detection it completes, if any.
     pub fn push(&mut self, time_ms: u32, scores: &[u8]) -> Result<Option<Detection>, Error> {
         let scores: [u8; LABELS] = scores.try_into().map_err(|_| Error::WrongLabelCount)?;
-        if self.history.back().is_some_and(|&(t, _)| t > time_ms) {
+        let newest = self.history.len().checked_sub(1);
+        if newest
+            .and_then(|k| self.history.time(k))
+            .is_some_and(|t| t > time_ms)
+        {
             return Err(Error::TimeWentBackwards);
         }
-        // Drop what left the window, and the oldest if the ring is full.
+        // Drop what left the window (the ring drops its oldest when full).
         while self
             .history
-            .front()
-            .is_some_and(|&(t, _)| time_ms.saturating_sub(t) >= self.config.window_ms)
+            .time(0)
+            .is_some_and(|t| time_ms.saturating_sub(t) >= self.config.window_ms)
         {
-            self.history.pop_front();
+            self.history.pop_oldest();
         }
-        if self.history.is_full() {
-            self.history.pop_front();
-        }
-        // Cannot fail: there is room now.
-        let _ = self.history.push_back((time_ms, scores));
+        self.history.push(time_ms, scores);
 
         let count = self.history.len();
         if count < self.config.min_count {
@@ -136,24 +200,20 @@ impl<const LABELS: usize, const HISTORY: usize> Recognizer<LABELS, HISTORY> {
         }
         let mut best = (0usize, 0u32);
         for label in 0..LABELS {
-            let sum: u32 = self
-                .history
-                .iter()
-                .map(|(_, s)| s.get(label).copied().unwrap_or(0) as u32)
-                .sum();
+            let sum = self.history.sum(label);
             if sum > best.1 {
                 best = (label, sum);
             }
         }
         // No panic path: `count` is at least `min_count`, which is at least 1.
         let average = best.1.checked_div(count as u32).unwrap_or(0).min(255) as u8;
-        let quiet = self
-            .last_detection
-            .is_some_and(|t| time_ms.saturating_sub(t) < self.config.refractory_ms);
+        let quiet = self.detected != 0
+            && time_ms.saturating_sub(self.last_detection) < self.config.refractory_ms;
         if best.0 >= self.config.keywords || average < self.config.threshold || quiet {
             return Ok(None);
         }
-        self.last_detection = Some(time_ms);
+        self.last_detection = time_ms;
+        self.detected = 1;
         Ok(Some(Detection {
             label: best.0,
             score: average,
@@ -258,6 +318,19 @@ mod tests {
         assert_eq!(r.push(0, &[1, 2]), Err(Error::WrongLabelCount));
         assert_eq!(r.push(100, &s(1, 2, 3)), Ok(None));
         assert_eq!(r.push(99, &s(1, 2, 3)), Err(Error::TimeWentBackwards));
+    }
+
+    #[test]
+    fn any_ring_state_is_safe() {
+        let mut r = Recognizer::<3, 4>::new(CFG).unwrap();
+        r.history.start = usize::MAX;
+        r.history.len = usize::MAX;
+        r.detected = 0xff;
+        r.last_detection = u32::MAX;
+        for t in 0..20 {
+            let _ = r.push(t * 100, &s(255, 0, 0));
+        }
+        assert!(r.history.len() <= 4);
     }
 
     #[test]
