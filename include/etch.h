@@ -119,6 +119,21 @@
 #endif
 
 /**
+ * Most labels a model may have (scores per `etch_kws_push_int8`).
+ */
+#define ETCH_KWS_MAX_LABELS 16
+
+/**
+ * Most results the averaging window holds.
+ */
+#define ETCH_KWS_HISTORY 16
+
+/**
+ * Size of `etch_kws_t` in 8-byte words.
+ */
+#define ETCH_KWS_WORDS 48
+
+/**
  * Log levels passed to `etch_log_write` (the `log` crate's and Zephyr's
  * `LOG_LEVEL_*` numbering; trace maps to debug on Zephyr).
  */
@@ -208,6 +223,55 @@ typedef struct {
 typedef struct {
   uint64_t _opaque[ETCH_FRONTEND_STREAM_WORDS];
 } etch_frontend_stream_t;
+
+/**
+ * The recognizer's state. Caller-allocated; set up by `etch_kws_init`.
+ */
+typedef struct {
+  uint64_t _opaque[ETCH_KWS_WORDS];
+} etch_kws_t;
+
+/**
+ * Recognition settings (times in milliseconds of audio).
+ */
+typedef struct {
+  /**
+   * Labels the model outputs (at most `ETCH_KWS_MAX_LABELS`).
+   */
+  uint32_t labels;
+  /**
+   * Labels `0..keywords` are keywords; the others (silence, unknown) never fire.
+   */
+  uint32_t keywords;
+  /**
+   * Results averaged: those of the last `window_ms`.
+   */
+  uint32_t window_ms;
+  /**
+   * Fewest results in the window before a detection (1..=`ETCH_KWS_HISTORY`).
+   */
+  uint32_t min_count;
+  /**
+   * Average probability (0..=255) a keyword needs.
+   */
+  uint32_t threshold;
+  /**
+   * Quiet time after a detection.
+   */
+  uint32_t refractory_ms;
+} etch_kws_config_t;
+
+/**
+ * A keyword heard.
+ */
+typedef struct {
+  uint32_t label;
+  /**
+   * Averaged probability, 0..=255.
+   */
+  uint32_t score;
+  uint32_t time_ms;
+} etch_kws_detection_t;
 
 /**
  * A loaded method. Caller-allocated; its contents are private. Once
@@ -454,6 +518,39 @@ etch_status_t etch_frontend_stream_features_int8(const etch_frontend_stream_t *s
                                                  int8_t *out,
                                                  size_t out_len,
                                                  int16_t *peak);
+
+/**
+ * Sets up `k` with `config` (checked: `ETCH_INVALID_ARGUMENT` for labels
+ * above `ETCH_KWS_MAX_LABELS`, keywords above labels, `min_count` 0 or
+ * above `ETCH_KWS_HISTORY`, `window_ms` 0, `threshold` above 255).
+ *
+ * # Safety
+ * `k` NULL or a writable `etch_kws_t`; `config` NULL or readable.
+ */
+etch_status_t etch_kws_init(etch_kws_t *k, const etch_kws_config_t *config);
+
+/**
+ * Adds one inference's int8 softmax scores (`n` = the configured labels;
+ * probability = (q − `zero_point`) / 256, the MLPerf Tiny DS-CNN's output
+ * quantization with `zero_point` −128) at `time_ms` of audio. Sets
+ * `*detected` to 1 and fills `*out` when this result completes a
+ * detection, else sets `*detected` to 0.
+ *
+ * `ETCH_INVALID_STATE` if `k` was not set up by `etch_kws_init`;
+ * `ETCH_INVALID_ARGUMENT` for NULL pointers, a wrong `n`, or a time before
+ * the previous result's.
+ *
+ * # Safety
+ * `k` NULL or an `etch_kws_t` nothing else uses during the call; `scores`
+ * NULL or `n` readable bytes; `out` and `detected` NULL or writable.
+ */
+etch_status_t etch_kws_push_int8(etch_kws_t *k,
+                                 uint32_t time_ms,
+                                 const int8_t *scores,
+                                 size_t n,
+                                 int32_t zero_point,
+                                 etch_kws_detection_t *out,
+                                 uint8_t *detected);
 
 /**
  * Provided by the platform when the library is built with logging

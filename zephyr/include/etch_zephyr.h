@@ -32,6 +32,27 @@ uint32_t etch_zephyr_cycles(void);
 etch_status_t etch_zephyr_load_model(etch_program_t *program);
 #endif
 
+/**
+ * Loads method `name` of `program` into one caller arena: each planned
+ * buffer at ETCH_PLANNED_BUFFER_ALIGNMENT, then the method state (exactly
+ * etch_method_meta()'s method_state_bytes). `*used` (may be NULL) gets the
+ * bytes the method needs, also when the arena is too small
+ * (ETCH_MEMORY_ALLOCATION_FAILED): size the arena from that number.
+ * `arena` must be aligned to ETCH_PLANNED_BUFFER_ALIGNMENT.
+ */
+etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char *name,
+				      etch_method_t *method, uint8_t *arena, size_t arena_len,
+				      size_t *used);
+
+/**
+ * Value of a program's config method (e.g. the int8-I/O quantization
+ * parameters "input0_scale", "output0_zp" that ExecuTorch's QuantizeInputs
+ * and QuantizeOutputs passes add): a method of no instructions returning
+ * one Double or Int. Exactly one of `d` and `i` is non-NULL.
+ */
+etch_status_t etch_zephyr_config_value(const etch_program_t *program, const char *name,
+				       double *d, int64_t *i);
+
 #if defined(CONFIG_ETCH_PROFILE)
 /**
  * etch_method_execute_profiled() with k_cycle_get_32(): per_instruction[i]

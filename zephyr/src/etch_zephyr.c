@@ -5,6 +5,7 @@
 #include <zephyr/kernel.h>
 #include <zephyr/init.h>
 #include <zephyr/logging/log.h>
+#include <zephyr/sys/util.h>
 
 #include <etch_zephyr.h>
 
@@ -28,6 +29,63 @@ etch_status_t etch_zephyr_load_model(etch_program_t *program)
 				 IS_ENABLED(CONFIG_ETCH_VERIFY));
 }
 #endif
+
+etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char *name,
+				      etch_method_t *method, uint8_t *arena, size_t arena_len,
+				      size_t *used)
+{
+	etch_method_meta_t meta;
+	void *planned[ETCH_MAX_PLANNED_BUFFERS];
+	size_t lens[ETCH_MAX_PLANNED_BUFFERS];
+	size_t at = 0;
+	etch_status_t st = etch_method_meta(program, name, &meta);
+
+	if (st != ETCH_OK) {
+		return st;
+	}
+	if (meta.num_planned_buffers > ETCH_MAX_PLANNED_BUFFERS) {
+		return ETCH_NOT_SUPPORTED;
+	}
+	for (size_t k = 0; k < meta.num_planned_buffers; k++) {
+		st = etch_method_planned_buffer_size(program, name, k, &lens[k]);
+		if (st != ETCH_OK) {
+			return st;
+		}
+		at = ROUND_UP(at, ETCH_PLANNED_BUFFER_ALIGNMENT);
+		planned[k] = arena + MIN(at, arena_len);
+		at += lens[k];
+	}
+	if (used != NULL) {
+		*used = at + meta.method_state_bytes;
+	}
+	if (at + meta.method_state_bytes > arena_len) {
+		return ETCH_MEMORY_ALLOCATION_FAILED;
+	}
+	return etch_method_load(method, program, name, arena + at, meta.method_state_bytes,
+				planned, lens, meta.num_planned_buffers);
+}
+
+etch_status_t etch_zephyr_config_value(const etch_program_t *program, const char *name,
+				       double *d, int64_t *i)
+{
+	/* Config methods have no planned memory and a few bytes of state. */
+	static uint8_t state[64] __aligned(8);
+	static etch_method_t config;
+	static K_MUTEX_DEFINE(lock);
+	etch_status_t st;
+
+	k_mutex_lock(&lock, K_FOREVER);
+	st = etch_zephyr_method_load(program, name, &config, state, sizeof(state), NULL);
+	if (st == ETCH_OK) {
+		st = etch_method_execute(&config);
+	}
+	if (st == ETCH_OK) {
+		st = d != NULL ? etch_method_output_double(&config, 0, d)
+			       : etch_method_output_int(&config, 0, i);
+	}
+	k_mutex_unlock(&lock);
+	return st;
+}
 
 #if defined(CONFIG_ETCH_PROFILE)
 etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instruction,

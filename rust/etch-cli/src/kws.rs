@@ -21,7 +21,7 @@ use crate::host::{self, Aligned, MethodMemory};
 pub const LABELS: [&str; 12] = [
     "down", "go", "left", "no", "off", "on", "right", "stop", "up", "yes", "silence", "unknown",
 ];
-const MODEL: &str = "models/kws/dscnn_kws_int8io.pte";
+pub(crate) const MODEL: &str = "models/kws/dscnn_kws_int8io.pte";
 const FALLBACK_MODEL: &str = "tests/fixtures/dscnn_cm_m33_int8io.pte";
 const CLIPS: &str = "tools/clips/wav";
 /// Timing runs per stage and clip (the best is printed).
@@ -29,7 +29,7 @@ const RUNS: usize = 3;
 
 /// The repository root: the current directory if it holds the clips, else
 /// the one this binary was built from.
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     if Path::new(CLIPS).is_dir() {
         PathBuf::new()
     } else {
@@ -48,7 +48,7 @@ pub fn label_of(path: &Path) -> Option<&'static str> {
 }
 
 /// Reads a 16 kHz mono 16-bit PCM WAV file.
-fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
+pub(crate) fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
     let name = path.display();
     let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
     let wav = Wav::parse(&bytes).map_err(|e| format!("{name}: not a PCM WAV file ({e:?})"))?;
@@ -66,7 +66,7 @@ fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
 }
 
 /// The value a 0-instruction config method (`input0_scale`, ...) returns.
-fn config(program: &Program<'_>, name: &str) -> Result<Option<f64>, String> {
+pub(crate) fn config(program: &Program<'_>, name: &str) -> Result<Option<f64>, String> {
     let Ok(meta) = program.method_meta(name) else {
         return Ok(None);
     };

@@ -8,6 +8,7 @@ mod etdump;
 mod host;
 mod inspect;
 mod kws;
+mod listen;
 mod npy;
 mod plan;
 mod run;
@@ -24,6 +25,11 @@ const USAGE: &str = "usage:
                                      keyword spotting: MFCC front-end + DS-CNN on 16 kHz WAV clips
                                      (default: the bundled clips and models/kws/dscnn_kws_int8io.pte);
                                      --stream: 20 ms hops, the last second labelled every N ms (500)
+  etch listen [FILE.wav] [--model FILE.pte] [--every-ms N] [--window-ms N] [--min-count N]
+              [--threshold N] [--refractory-ms N] [--expect FILE.tsv]
+                                     a board listening: streaming front end, inference every N ms,
+                                     posterior averaging, threshold, refractory period -> detections
+                                     (default: the listening test's recording, checked against its .tsv)
   etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
            [--compare REF.npy...] [--repeat N] [--trace DIR] [--trace-compare REF.npz|DIR]
                                      run a method; --compare exits 1 unless bit-exact;
@@ -40,6 +46,7 @@ fn main() -> ExitCode {
         Some("inspect") => inspect::main(&args[1..]),
         Some("demo") => demo(),
         Some("kws") => kws::main(&args[1..]),
+        Some("listen") => listen::main(&args[1..]),
         Some("run") => run::main(&args[1..]),
         Some("select") => select::main(&args[1..]),
         Some("plan") => plan::main(&args[1..]),

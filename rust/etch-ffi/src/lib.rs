@@ -18,6 +18,8 @@
 
 #[cfg(feature = "frontend")]
 mod frontend;
+#[cfg(feature = "frontend")]
+mod kws;
 mod log;
 mod method;
 mod program;
@@ -29,6 +31,8 @@ mod tests;
 
 #[cfg(feature = "frontend")]
 pub use frontend::*;
+#[cfg(feature = "frontend")]
+pub use kws::*;
 pub use log::*;
 pub use method::*;
 pub use program::*;
