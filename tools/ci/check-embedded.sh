@@ -9,7 +9,7 @@ out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
 mkdir -p "$out"
 status=0
 for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  combos=("runtime,verify" "runtime" "runtime,verify,strip-messages" "kernels,verify")
+  combos=("runtime,verify" "runtime" "runtime,verify,messages" "kernels,verify")
   # The DSP kernels exist only where the instructions do.
   [ "$target" = thumbv7em-none-eabihf ] && combos+=("kernels,verify,dsp")
   for features in "${combos[@]}"; do
@@ -31,7 +31,7 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
     # Core runtime flash (issue 5 budget): reader + verifier + loader +
     # executor, no kernels: everything reachable from probe_core alone.
     case $features in
-      runtime|runtime,verify|runtime,verify,strip-messages)
+      runtime|runtime,verify|runtime,verify,messages)
         core_elf=$out/core-$target-${features//,/-}.elf
         arm-none-eabi-ld --gc-sections -e probe_core -o "$core_elf" "$lib"
         read -r t r <<<"$(arm-none-eabi-size -A "$core_elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{print t+0, r+0}')"
