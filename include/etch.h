@@ -19,6 +19,22 @@
  * (ETCH_OK == 0). NULL pointers, short lengths and unloaded handles give
  * codes, never undefined behaviour. Handles are not thread-safe; separate
  * handles are independent (the library has no global state).
+ *
+ * What the handle checks detect. A handle records a magic word and, for a
+ * method, the address it was loaded at. Detected (ETCH_INVALID_ARGUMENT or
+ * ETCH_INVALID_STATE): NULL or misaligned handles; handles never loaded
+ * (zeroed, or any bytes without the magic); handles whose load failed;
+ * a method handle moved or copied after loading; a method handle passed to
+ * etch_method_unload(). Not detected: a handle whose bytes are a dead
+ * handle's, at the same address (an uninitialised etch_method_t in the
+ * stack slot of one whose function returned, a freed and reallocated
+ * block): its bytes are indistinguishable from the live handle's, and if
+ * the dead handle's buffers (program, state, planned) were freed, calls on
+ * it read freed memory. Using an uninitialised object is undefined in C;
+ * call etch_method_unload() before a method handle or its buffers go away,
+ * zero a handle's storage before reuse, and load into it before use.
+ * Inputs: etch_method_set_input() copies bytes of the right length
+ * whatever they are; etch_method_set_input_typed() also checks the dtype.
  */
 
 #ifndef ETCH_H
@@ -619,6 +635,35 @@ etch_status_t etch_method_error(const etch_method_t *m, etch_error_t *out);
  * `m` NULL or a writable `etch_method_t`; `data` NULL or `len` readable bytes.
  */
 etch_status_t etch_method_set_input(etch_method_t *m, size_t i, const void *data, size_t len);
+
+/**
+ * `etch_method_set_input` for callers that know their data's type:
+ * `dtype` (an `ETCH_DTYPE_*` code) must be input `i`'s dtype, else
+ * `ETCH_INVALID_ARGUMENT` with `at` = the input's dtype code, and nothing
+ * is copied. float bytes of the right length no longer pass as an int8
+ * input; prefer this call to the untyped one.
+ *
+ * # Safety
+ * As `etch_method_set_input`.
+ */
+etch_status_t etch_method_set_input_typed(etch_method_t *m,
+                                          size_t i,
+                                          int32_t dtype,
+                                          const void *data,
+                                          size_t len);
+
+/**
+ * Marks `*m` unloaded: every later call on it returns `ETCH_INVALID_STATE`
+ * until it is loaded again. Call it before the handle's storage or any of
+ * its buffers go away (end of scope, `free`, reuse): only then can a later
+ * handle that happens to occupy the same bytes be told from a live one
+ * (see "What the handle checks detect" in the header). `ETCH_OK` for any
+ * writable handle, loaded or not.
+ *
+ * # Safety
+ * `m` NULL or a writable `etch_method_t` that no call is using.
+ */
+etch_status_t etch_method_unload(etch_method_t *m);
 
 /**
  * Runs the method once; on failure `etch_method_error()` gives the failing
