@@ -27,7 +27,9 @@ import models  # noqa: E402
 import pte_facts  # noqa: E402
 
 
-def export_portable(name, per_channel):
+def portable_int8_program(model, x, calib, per_channel):
+    """Portable int8 program: PT2E with XNNPACKQuantizer calibrated on `calib`,
+    no delegate. Returns the .pte bytes."""
     import executorch.kernels.quantized  # noqa: F401  registers quantized_decomposed out variants
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
@@ -36,36 +38,44 @@ def export_portable(name, per_channel):
     from executorch.exir import ExecutorchBackendConfig, to_edge
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    model, shape = models.make(name)
-    x = models.fixed_input(shape)
     gm = torch.export.export(model, (x,), strict=True).module(check_guards=False)
     q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=per_channel))
     prepared = prepare_pt2e(gm, q)
-    for s in models.calibration(shape):
+    for s in calib:
         prepared(s)
     converted = convert_pt2e(prepared)
     et = to_edge(torch.export.export(converted, (x,), strict=True)).to_executorch(ExecutorchBackendConfig())
-    buf = et.buffer
+    return et.buffer
 
+
+def float_program(model, x):
+    """Plain float program (no quantization, no delegate). Returns the .pte bytes."""
+    from executorch.exir import ExecutorchBackendConfig, to_edge
+
+    return to_edge(torch.export.export(model, (x,), strict=True)).to_executorch(ExecutorchBackendConfig()).buffer
+
+
+def runtime_output(buf, x):
+    """Output 0 of `forward` run by ExecuTorch's own runtime (executorch.runtime)."""
+    import executorch.kernels.quantized  # noqa: F401  registers the quantized_decomposed kernels
     from executorch.runtime import Runtime
 
-    method = Runtime.get().load_program(buf).load_method("forward")
-    out = method.execute([x])[0]
-    return buf, x.numpy(), out.numpy(), None, None
+    return Runtime.get().load_program(buf).load_method("forward").execute([x])[0]
+
+
+def export_portable(name, per_channel):
+    model, shape = models.make(name)
+    x = models.fixed_input(shape)
+    buf = portable_int8_program(model, x, models.calibration(shape), per_channel)
+    return buf, x.numpy(), runtime_output(buf, x).numpy(), None, None
 
 
 def export_float(name):
-    """Plain float program (no quantization, no delegate); reference output
-    from ExecuTorch's runtime."""
-    from executorch.exir import ExecutorchBackendConfig, to_edge
-    from executorch.runtime import Runtime
-
+    """Plain float program; reference output from ExecuTorch's runtime."""
     model, shape = models.make(name)
     x = models.fixed_input(shape)
-    et = to_edge(torch.export.export(model, (x,), strict=True)).to_executorch(ExecutorchBackendConfig())
-    buf = et.buffer
-    out = Runtime.get().load_program(buf).load_method("forward").execute([x])[0]
-    return buf, x.numpy(), out.numpy(), None, None
+    buf = float_program(model, x)
+    return buf, x.numpy(), runtime_output(buf, x).numpy(), None, None
 
 
 def export_xnnpack_delegate(name):
@@ -144,11 +154,29 @@ def cortex_m_program(model, x, calib, cpu, int8_io, explicit_layout=False):
     return edge, ep, io, to_input
 
 
+def avg_pool2d_cmsis(x, kernel_size, stride, padding, ceil_mode):
+    """cortex_m::quantized_avg_pool2d as the device computes it (CMSIS-NN
+    arm_avgpool_s8): integer sum of the in-bounds window, divided by its size
+    rounding half away from zero, clamped to int8. ExecuTorch's eager reference
+    dequantizes, averages in float and requantizes ties to even: it differs
+    at exact .5 ties, and the device is right."""
+    import torch.nn.functional as F
+
+    args = dict(stride=list(stride), padding=list(padding), ceil_mode=bool(ceil_mode), divisor_override=1)
+    sums = F.avg_pool2d(x.to(torch.float64), list(kernel_size), **args).round().to(torch.int64)
+    counts = F.avg_pool2d(torch.ones_like(x, dtype=torch.float64), list(kernel_size), **args).round().to(torch.int64)
+    half = counts // 2
+    q = torch.where(sums > 0, (sums + half) // counts, -((half - sums) // counts))
+    return q.clamp(-128, 127).to(torch.int8)
+
+
 def reference_run(ep, x_in, record_intermediates=True, gm_final=None):
     """Runs the final edge graph eagerly through ExecuTorch's cortex_m reference
-    ops (backends/cortex_m/ops/operators.py). Returns (output, intermediates):
-    every call_function node's tensor output, keyed "NNN_<target>".
-    `gm_final`: ep.module(), made once by callers that run many inputs."""
+    ops (backends/cortex_m/ops/operators.py), with quantized_avg_pool2d replaced
+    by the device's arithmetic (avg_pool2d_cmsis). Returns (output,
+    intermediates): every call_function node's tensor output, keyed
+    "NNN_<target>". `gm_final`: ep.module(), made once by callers that run many
+    inputs."""
     gm_final = ep.module() if gm_final is None else gm_final
     record = {}
     order = []
@@ -156,7 +184,11 @@ def reference_run(ep, x_in, record_intermediates=True, gm_final=None):
     orig_run_node = interp.run_node
 
     def run_node(n):
-        r = orig_run_node(n)
+        if n.op == "call_function" and "cortex_m.quantized_avg_pool2d.default" in str(n.target):
+            args, _ = interp.fetch_args_kwargs_from_env(n)
+            r = avg_pool2d_cmsis(*args[:5])
+        else:
+            r = orig_run_node(n)
         if record_intermediates and n.op == "call_function" and isinstance(r, torch.Tensor):
             # Without the " at 0x..." of function targets (memory.alloc): stable keys.
             target = re.sub(r" at 0x[0-9a-f]+", "", str(n.target))
