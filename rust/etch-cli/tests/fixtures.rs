@@ -3,9 +3,11 @@
 //! when the fixture was exported (`<name>.expected.json`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
+
+mod support;
+use support::etch;
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
@@ -20,18 +22,6 @@ fn fixtures() -> Vec<PathBuf> {
     v.sort();
     assert_eq!(v.len(), 23, "expected the 23 committed fixtures");
     v
-}
-
-fn etch(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_etch"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn expected(pte: &Path) -> Value {

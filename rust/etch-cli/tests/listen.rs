@@ -16,8 +16,7 @@ fn etch(args: &[&str]) -> (bool, String) {
         .unwrap();
     (
         out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
     )
 }
 
@@ -38,7 +37,10 @@ fn recording_gives_every_keyword_once_and_nothing_else() {
             "detected \"no\" at 32000 ms (score 249/255)",
         ]
     );
-    assert!(out.contains("7/7 keywords detected, no false alarm"), "{out}");
+    assert!(
+        out.contains("7/7 keywords detected, no false alarm"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -48,14 +50,20 @@ fn a_stricter_threshold_misses_the_real_yes() {
     let (ok, out) = etch(&["listen", "--threshold", "220"]);
     assert!(!ok, "{out}");
     assert!(out.contains("\"yes\"  MISSED"), "{out}");
-    assert!(out.contains("1 miss(es) or false alarm(s) over 7 keyword(s)"), "{out}");
+    assert!(
+        out.contains("1 miss(es) or false alarm(s) over 7 keyword(s)"),
+        "{out}"
+    );
 }
 
 #[test]
 fn wrong_format_and_bad_settings_are_refused() {
     let (ok, out) = etch(&["listen", "--every-ms", "30"]);
     assert!(!ok);
-    assert!(out.contains("--every-ms must be a positive multiple of 20"), "{out}");
+    assert!(
+        out.contains("--every-ms must be a positive multiple of 20"),
+        "{out}"
+    );
     let (ok, out) = etch(&["listen", "--min-count", "0"]);
     assert!(!ok);
     assert!(out.contains("recognizer settings: BadConfig"), "{out}");
@@ -70,5 +78,8 @@ fn wrong_format_and_bad_settings_are_refused() {
     std::fs::write(&path, &wav).unwrap();
     let (ok, out) = etch(&["listen", path.to_str().unwrap()]);
     assert!(!ok);
-    assert!(out.contains("the keyword spotter needs 16000 Hz mono 16-bit PCM"), "{out}");
+    assert!(
+        out.contains("the keyword spotter needs 16000 Hz mono 16-bit PCM"),
+        "{out}"
+    );
 }

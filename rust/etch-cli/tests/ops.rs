@@ -5,9 +5,10 @@
 //! beside it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
+
+mod support;
 
 fn ops_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops")
@@ -40,22 +41,7 @@ fn run_args(dir: &Path, name: &str, entry: &Value) -> Vec<String> {
                 .to_string(),
         );
     }
-    match &entry["rule"] {
-        Value::String(s) if s == "exact" => {}
-        Value::Object(rule) => {
-            assert!(
-                entry["why"].as_str().is_some_and(|w| !w.is_empty()),
-                "{name}: a non-exact rule needs its reason"
-            );
-            for (key, flag) in [("ulp", "--ulp"), ("int_diff", "--int-diff")] {
-                if let Some(v) = rule.get(key) {
-                    args.push(flag.into());
-                    args.push(v.as_u64().unwrap().to_string());
-                }
-            }
-        }
-        other => panic!("{name}: unknown rule {other}"),
-    }
+    args.extend(support::rule_flags(name, entry));
     args
 }
 
@@ -84,18 +70,14 @@ fn every_single_operator_program_matches_executorch() {
 
     let mut failed = Vec::new();
     for (name, entry) in entries {
-        let out = Command::new(env!("CARGO_BIN_EXE_etch"))
-            .args(run_args(&dir, name, entry))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
+        let (ok, stdout, stderr) = support::etch(&run_args(&dir, name, entry));
+        let text = stdout + &stderr;
         println!(
             "{name} ({}): {}",
             entry["rule"],
             text.trim().replace('\n', "; ")
         );
-        if !out.status.success() {
+        if !ok {
             failed.push(name.clone());
         }
     }
