@@ -72,6 +72,9 @@ pub struct KernelContext<'c, 'a> {
     pub(crate) args: Vector<'a, i32>,
     pub(crate) memory: &'c mut dyn Arenas,
     pub(crate) overrides: OverridesMut<'c>,
+    /// Index of the running kernel in the slice given to `Method::load`
+    /// (`usize::MAX` for a delegate call).
+    pub(crate) kernel: usize,
 }
 
 pub(crate) fn bad_arg(what: &'static str, i: usize) -> Error {
@@ -79,6 +82,13 @@ pub(crate) fn bad_arg(what: &'static str, i: usize) -> Error {
 }
 
 impl<'c, 'a> KernelContext<'c, 'a> {
+    /// Index of the running kernel in the kernel slice the method was loaded
+    /// with (`None` in a delegate call): lets one run function serve several
+    /// registered kernels (the C API's kernels share one).
+    pub fn kernel_index(&self) -> Option<usize> {
+        (self.kernel != usize::MAX).then_some(self.kernel)
+    }
+
     /// Number of arguments.
     pub fn num_args(&self) -> usize {
         self.args.len()

@@ -560,7 +560,7 @@ impl<'a, 'm> Method<'a, 'm> {
                                 index as u32,
                             ))?;
                         observer.before(index as u32, Some(op_index as u32));
-                        let mut ctx = self.context(args);
+                        let mut ctx = self.context(args, k as usize);
                         (kernel.run)(&mut ctx).map_err(at)?;
                         observer.after(index as u32);
                         observer
@@ -584,7 +584,7 @@ impl<'a, 'm> Method<'a, 'm> {
                                 ))?;
                         let handle = self.state.delegate(delegate_index as usize);
                         observer.before(index as u32, None);
-                        let mut ctx = self.context(args);
+                        let mut ctx = self.context(args, usize::MAX);
                         backend.execute(handle, &mut ctx).map_err(at)?;
                         observer.after(index as u32);
                         observer
@@ -613,13 +613,14 @@ impl<'a, 'm> Method<'a, 'm> {
         Ok(())
     }
 
-    fn context(&mut self, args: Vector<'a, i32>) -> KernelContext<'_, 'a> {
+    fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
         KernelContext {
             file: &self.file,
             values: self.values,
             args,
             memory: &mut self.planned as &mut dyn Arenas,
             overrides: self.state.overrides_mut(),
+            kernel,
         }
     }
 

@@ -127,9 +127,20 @@ fn unreachable_kernel(_: &mut KernelContext<'_, '_>) -> Result<()> {
     ))
 }
 
-/// A registry with a compile-time capacity `N`, for firmware that wants a
-/// capacity larger than its selection (e.g. `CONFIG_ETCH_KERNEL_REGISTRY_SIZE`).
-/// The default is to pass the selected `&[Kernel]` directly: exactly sized.
+/// A registry with a compile-time capacity `N`: the selected kernels plus
+/// room for the application's own ([`Registry::register`]), e.g. for
+/// operators etch does not ship (`CONFIG_ETCH_KERNEL_REGISTRY_SIZE` on
+/// Zephyr). The default is to pass the selected `&[Kernel]` directly:
+/// exactly sized, in flash.
+///
+/// ```
+/// use etch_runtime::{op, ErrorCode, Kernel, Registry};
+/// const MINE: Kernel = op!("my::op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", |_ctx| Ok(()));
+/// let mut registry = Registry::<2>::from_slice(&[]).unwrap();
+/// registry.register(MINE).unwrap();
+/// assert_eq!(registry.register(MINE).unwrap_err().code, ErrorCode::RegistrationAlreadyRegistered);
+/// assert_eq!(registry.kernels().len(), 1); // pass registry.kernels() to Method::load
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Registry<const N: usize> {
     kernels: [Kernel; N],
@@ -160,6 +171,43 @@ impl<const N: usize> Registry<N> {
             kernels: out,
             len: kernels.len(),
         })
+    }
+
+    /// Adds a kernel, as ExecuTorch's `register_kernels`: past the capacity
+    /// `RegistrationExceedingMaxKernels` (0x15), a name already present
+    /// `RegistrationAlreadyRegistered` (0x16); the registry is unchanged
+    /// then. Its argument kinds are checked against every call of the
+    /// operator when a method loads, as the built-in kernels' are.
+    pub fn register(&mut self, kernel: Kernel) -> crate::Result<()> {
+        use crate::{Error, ErrorCode};
+        if self.len >= N {
+            return Err(Error::new(
+                ErrorCode::RegistrationExceedingMaxKernels,
+                "kernel registry full",
+                N as u32,
+            ));
+        };
+        if let Some(i) = self.kernels().iter().position(|k| k.name == kernel.name) {
+            return Err(Error::new(
+                ErrorCode::RegistrationAlreadyRegistered,
+                "operator already registered",
+                i as u32,
+            ));
+        }
+        if let Some(slot) = self.kernels.get_mut(self.len) {
+            *slot = kernel;
+            self.len += 1;
+        }
+        Ok(())
+    }
+
+    /// Number of kernels registered.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// The registered kernels.

@@ -23,31 +23,53 @@
 //! with the `schema-text` feature, for host tools. A type the parser does not
 //! know is a compile error, so a schema is never silently mis-declared.
 
-use crate::ArgKind;
+use crate::{ArgKind, Error, ErrorCode, Result};
 
-/// The kind of one schema type (`Tensor(a!)`, `int[2]`, `Scalar?`, ...).
-const fn kind_of(ty: &[u8]) -> ArgKind {
+/// `?` for `Option` in a `const fn`.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Some(v) => v,
+            None => return None,
+        }
+    };
+}
+
+/// Byte `i` of `s`, 0 past the end: indexing that cannot panic, usable in
+/// `const fn` (the parser also runs at run time, on schemas registered
+/// through the C API).
+const fn at(s: &[u8], i: usize) -> u8 {
+    if i < s.len() {
+        s[i]
+    } else {
+        0
+    }
+}
+
+/// The kind of one schema type (`Tensor(a!)`, `int[2]`, `Scalar?`, ...);
+/// `None` for a type etch does not know.
+const fn kind_of(ty: &[u8]) -> Option<ArgKind> {
     // Drop the alias annotation: `Tensor(a!)` → `Tensor`, `Tensor(a!)[]` → `Tensor[]`.
     let mut base = [0u8; 32];
     let mut len = 0;
     let mut i = 0;
     let mut depth = 0;
     while i < ty.len() {
-        let c = ty[i];
+        let c = at(ty, i);
         if c == b'(' {
             depth += 1;
         } else if c == b')' {
             depth -= 1;
         } else if depth == 0 {
-            if len == base.len() {
-                panic!("schema type too long");
+            if len >= base.len() {
+                return None; // schema type too long
             }
             base[len] = c;
             len += 1;
         }
         i += 1;
     }
-    let optional = len > 0 && base[len - 1] == b'?';
+    let optional = len > 0 && at(&base, len - 1) == b'?';
     if optional {
         len -= 1;
     }
@@ -57,7 +79,7 @@ const fn kind_of(ty: &[u8]) -> ArgKind {
     let mut elem = len;
     let mut k = 0;
     while k < len {
-        if base[k] == b'[' {
+        if at(&base, k) == b'[' {
             list = true;
             elem = k;
             break;
@@ -66,7 +88,7 @@ const fn kind_of(ty: &[u8]) -> ArgKind {
     }
     let (b, n) = (&base, elem);
     use ArgKind as A;
-    match (list, optional) {
+    Some(match (list, optional) {
         (false, false) => {
             if eq(b, n, b"Tensor") {
                 A::Tensor
@@ -83,7 +105,7 @@ const fn kind_of(ty: &[u8]) -> ArgKind {
             } else if eq(b, n, b"str") {
                 A::String
             } else {
-                panic!("unknown schema type")
+                return None;
             }
         }
         (false, true) => {
@@ -105,7 +127,7 @@ const fn kind_of(ty: &[u8]) -> ArgKind {
                 // Serialized as an Int code, or None.
                 A::OptInt
             } else {
-                panic!("unknown optional schema type")
+                return None;
             }
         }
         (true, false) => {
@@ -120,7 +142,7 @@ const fn kind_of(ty: &[u8]) -> ArgKind {
             } else if eq(b, n, b"bool") {
                 A::BoolList
             } else {
-                panic!("unknown list schema type")
+                return None;
             }
         }
         (true, true) => {
@@ -129,10 +151,10 @@ const fn kind_of(ty: &[u8]) -> ArgKind {
             } else if eq(b, n, b"float") {
                 A::OptDoubleList
             } else {
-                panic!("unknown optional list schema type")
+                return None;
             }
         }
-    }
+    })
 }
 
 const fn eq(buf: &[u8; 32], len: usize, word: &[u8]) -> bool {
@@ -141,7 +163,7 @@ const fn eq(buf: &[u8; 32], len: usize, word: &[u8]) -> bool {
     }
     let mut i = 0;
     while i < len {
-        if buf[i] != word[i] {
+        if at(buf, i) != at(word, i) {
             return false;
         }
         i += 1;
@@ -150,43 +172,50 @@ const fn eq(buf: &[u8; 32], len: usize, word: &[u8]) -> bool {
 }
 
 /// Index of the `(` that opens the argument list.
-const fn open_paren(s: &[u8]) -> usize {
+const fn open_paren(s: &[u8]) -> Option<usize> {
     let mut i = 0;
     while i < s.len() {
-        if s[i] == b'(' {
-            return i;
+        if at(s, i) == b'(' {
+            return Some(i);
         }
         i += 1;
     }
-    panic!("schema has no argument list")
+    None // no argument list
 }
 
 /// Index of the `)` matching the `(` at `open`.
-const fn close_paren(s: &[u8], open: usize) -> usize {
+const fn close_paren(s: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0;
     let mut i = open;
     while i < s.len() {
-        if s[i] == b'(' {
+        if at(s, i) == b'(' {
             depth += 1;
-        } else if s[i] == b')' {
+        } else if at(s, i) == b')' {
             depth -= 1;
             if depth == 0 {
-                return i;
+                return Some(i);
             }
         }
         i += 1;
     }
-    panic!("unbalanced schema parentheses")
+    None // unbalanced parentheses
 }
 
 /// Walks the types of a comma-separated list `s[from..to]` (each item
 /// `Type name=default` or just `Type`; `*` is skipped), calling back with
 /// each type's byte range. Written as a const "iterator": returns the
-/// number of types and fills `out` with their kinds while there is room.
-const fn list_kinds(s: &[u8], from: usize, to: usize, out: &mut [ArgKind], mut n: usize) -> usize {
+/// number of types and fills `out` with their kinds while there is room;
+/// `None` if a type is unknown.
+const fn list_kinds(
+    s: &[u8],
+    from: usize,
+    to: usize,
+    out: &mut [ArgKind],
+    mut n: usize,
+) -> Option<usize> {
     let mut i = from;
     while i < to {
-        while i < to && (s[i] == b' ' || s[i] == b',') {
+        while i < to && (at(s, i) == b' ' || at(s, i) == b',') {
             i += 1;
         }
         if i >= to {
@@ -195,67 +224,75 @@ const fn list_kinds(s: &[u8], from: usize, to: usize, out: &mut [ArgKind], mut n
         // The type runs to the first space at parenthesis depth 0.
         let start = i;
         let mut depth = 0;
-        while i < to && !(depth == 0 && (s[i] == b' ' || s[i] == b',')) {
-            if s[i] == b'(' {
+        while i < to && !(depth == 0 && (at(s, i) == b' ' || at(s, i) == b',')) {
+            if at(s, i) == b'(' {
                 depth += 1;
-            } else if s[i] == b')' {
+            } else if at(s, i) == b')' {
                 depth -= 1;
             }
             i += 1;
         }
-        let ty = s.split_at(i).0.split_at(start).1;
-        if !(ty.len() == 1 && ty[0] == b'*') {
+        let ty = match s.split_at_checked(i) {
+            Some((head, _)) => match head.split_at_checked(start) {
+                Some((_, ty)) => ty,
+                None => return None,
+            },
+            None => return None,
+        };
+        if !(ty.len() == 1 && at(ty, 0) == b'*') {
+            let kind = tri!(kind_of(ty));
             if n < out.len() {
-                out[n] = kind_of(ty);
+                out[n] = kind;
             }
             n += 1;
         }
         // Skip the name and default value up to the next comma at depth 0.
         let mut depth = 0;
-        while i < to && !(depth == 0 && s[i] == b',') {
-            if s[i] == b'(' || s[i] == b'[' {
+        while i < to && !(depth == 0 && at(s, i) == b',') {
+            if at(s, i) == b'(' || at(s, i) == b'[' {
                 depth += 1;
-            } else if s[i] == b')' || s[i] == b']' {
+            } else if at(s, i) == b')' || at(s, i) == b']' {
                 depth -= 1;
             }
             i += 1;
         }
     }
-    n
+    Some(n)
 }
 
 /// Kinds of the whole argument list (arguments, then returns) into `out`;
-/// returns how many there are.
-const fn all_kinds(schema: &str, out: &mut [ArgKind]) -> usize {
+/// returns how many there are, `None` if the schema is malformed or names a
+/// type etch does not know.
+const fn all_kinds(schema: &str, out: &mut [ArgKind]) -> Option<usize> {
     let s = schema.as_bytes();
-    let open = open_paren(s);
-    let close = close_paren(s, open);
-    let n = list_kinds(s, open + 1, close, out, 0);
+    let open = tri!(open_paren(s));
+    let close = tri!(close_paren(s, open));
+    let n = tri!(list_kinds(s, open + 1, close, out, 0));
     // Returns: `-> ()`, `-> Tensor(a!)`, `-> (Tensor(a!) a, Tensor(b!) b)`.
     let mut i = close + 1;
-    while i + 1 < s.len() && !(s[i] == b'-' && s[i + 1] == b'>') {
+    while i + 1 < s.len() && !(at(s, i) == b'-' && at(s, i + 1) == b'>') {
         i += 1;
     }
     if i + 1 >= s.len() {
-        panic!("schema has no `->` return")
+        return None; // no `->` return
     }
     i += 2;
-    while i < s.len() && s[i] == b' ' {
+    while i < s.len() && at(s, i) == b' ' {
         i += 1;
     }
-    if i < s.len() && s[i] == b'(' {
+    if i < s.len() && at(s, i) == b'(' {
         // A tuple of values comes back as one list value: the emitter writes
         // `(out, indices)` as a TensorList after the arguments.
-        let close = close_paren(s, i);
+        let close = tri!(close_paren(s, i));
         let mut scratch: [ArgKind; 0] = [];
-        match list_kinds(s, i + 1, close, &mut scratch, 0) {
-            0 => n,
+        match tri!(list_kinds(s, i + 1, close, &mut scratch, 0)) {
+            0 => Some(n),
             1 => list_kinds(s, i + 1, close, out, n),
             _ => {
                 if n < out.len() {
                     out[n] = ArgKind::TensorList;
                 }
-                n + 1
+                Some(n + 1)
             }
         }
     } else {
@@ -264,23 +301,58 @@ const fn all_kinds(schema: &str, out: &mut [ArgKind]) -> usize {
 }
 
 /// Number of positions in a kernel call of `schema` (arguments and returns).
+/// For `op!`: a malformed schema is a compile error.
 pub const fn arg_count(schema: &str) -> usize {
     let mut scratch: [ArgKind; 0] = [];
-    all_kinds(schema, &mut scratch)
+    match all_kinds(schema, &mut scratch) {
+        Some(n) => n,
+        None => panic!("malformed schema or unknown schema type"),
+    }
 }
 
 /// The kinds of a kernel call of `schema`; `N` must be [`arg_count`].
 pub const fn arg_kinds<const N: usize>(schema: &str) -> [ArgKind; N] {
     let mut out = [ArgKind::Tensor; N];
-    if all_kinds(schema, &mut out) != N {
-        panic!("arg_kinds: N is not arg_count(schema)");
+    match all_kinds(schema, &mut out) {
+        Some(n) if n == N => out,
+        _ => panic!("arg_kinds: N is not arg_count(schema)"),
     }
-    out
+}
+
+/// A schema parsed at run time (kernels registered through the C API): the
+/// same parser `op!` runs at compile time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parsed<'s> {
+    /// `namespace::name.overload`, as [`Kernel::name`](crate::Kernel::name).
+    pub name: &'s str,
+    /// Number of argument kinds written to the caller's buffer.
+    pub args: usize,
+}
+
+/// Parses `schema` into its operator name and the kinds of its kernel call's
+/// positions, written to `kinds`. `InvalidArgument` if the schema is
+/// malformed, names a type etch does not know, has no operator name, or has
+/// more positions than `kinds` holds.
+pub fn parse<'s>(schema: &'s str, kinds: &mut [ArgKind]) -> Result<Parsed<'s>> {
+    let bad = |what| Error::new(ErrorCode::InvalidArgument, what, 0);
+    let open = open_paren(schema.as_bytes()).ok_or(bad("schema has no argument list"))?;
+    let name = schema.get(..open).unwrap_or("").trim();
+    if name.is_empty() || !name.contains("::") || name.contains(' ') {
+        return Err(bad("schema has no namespace::name"));
+    }
+    let args = all_kinds(schema, kinds).ok_or(bad("malformed schema or unknown schema type"))?;
+    if args > kinds.len() {
+        return Err(bad("schema has too many arguments"));
+    }
+    Ok(Parsed { name, args })
 }
 
 /// Length of the operator name (`namespace::name.overload`).
 pub const fn name_len(schema: &str) -> usize {
-    open_paren(schema.as_bytes())
+    match open_paren(schema.as_bytes()) {
+        Some(n) => n,
+        None => panic!("schema has no argument list"),
+    }
 }
 
 /// The operator name's bytes; `N` must be [`name_len`].
@@ -412,6 +484,39 @@ mod tests {
             nothing
         );
         assert_eq!(G.args, &[A::Tensor, A::String, A::Tensor, A::Tensor]);
+    }
+
+    #[test]
+    fn parses_at_run_time_like_op() {
+        let mut kinds = [A::Tensor; 8];
+        let p = parse(
+            "etch_demo::scaled_softsign.out(Tensor x, float s, *, Tensor(a!) out) -> Tensor(a!)",
+            &mut kinds,
+        )
+        .unwrap();
+        assert_eq!(p.name, "etch_demo::scaled_softsign.out");
+        assert_eq!(
+            &kinds[..p.args],
+            &[A::Tensor, A::Double, A::Tensor, A::Tensor]
+        );
+        let bad = |schema: &str, room: usize| {
+            let mut kinds = [A::Tensor; 8];
+            parse(schema, &mut kinds[..room])
+                .map(|p| p.args)
+                .map_err(|e| e.code)
+        };
+        let invalid = Err(crate::ErrorCode::InvalidArgument);
+        assert_eq!(
+            bad("x::y(Tensor a, Tensor(a!) out) -> Tensor(a!)", 2),
+            invalid
+        );
+        assert_eq!(bad("x::y(Tensor a) -> Tensor", 2), Ok(2));
+        assert_eq!(bad("x::y(Widget a) -> ()", 8), invalid);
+        assert_eq!(bad("x::y(Tensor a -> ()", 8), invalid);
+        assert_eq!(bad("x::y(Tensor a)", 8), invalid);
+        assert_eq!(bad("y(Tensor a) -> ()", 8), invalid);
+        assert_eq!(bad("", 8), invalid);
+        assert_eq!(bad("x::y(Tensor(a!", 8), invalid);
     }
 
     #[test]
