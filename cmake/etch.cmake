@@ -228,7 +228,8 @@ function(etch_zephyr_module)
       file(GLOB_RECURSE host_sources CONFIGURE_DEPENDS
         ${ETCH_DIR}/rust/etch-pte/src/*.rs ${ETCH_DIR}/rust/etch-runtime/src/*.rs
         ${ETCH_DIR}/rust/etch-kernels/src/*.rs ${ETCH_DIR}/rust/etch-cli/src/*.rs
-        ${ETCH_DIR}/rust/etch-frontend/src/*.rs ${ETCH_DIR}/rust/*/Cargo.toml)
+        ${ETCH_DIR}/rust/etch-frontend/src/*.rs ${ETCH_DIR}/rust/etch-etdump/src/*.rs
+        ${ETCH_DIR}/rust/*/Cargo.toml)
       add_custom_command(
         OUTPUT ${cli}
         COMMAND ${CMAKE_COMMAND} -E env --unset=RUSTFLAGS

@@ -4,17 +4,18 @@ use serde_json::{json, Value as Json};
 
 use crate::summary::{summarize, FileSummary, IoSummary, TensorSummary};
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let mut json_out = false;
-    let mut path = None;
-    for a in args {
-        match a.as_str() {
-            "--json" => json_out = true,
-            _ if path.is_none() => path = Some(a.clone()),
-            _ => return Err(format!("unexpected argument '{a}'")),
-        }
-    }
-    let path = path.ok_or("inspect needs a FILE.pte")?;
+/// Header, segments, methods, operators, memory plan and state bytes of a program.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The program (.pte).
+    path: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn main(a: Args) -> Result<(), String> {
+    let (path, json_out) = (a.path, a.json);
     let bytes = crate::read_file(&path)?;
     let file = etch_pte::PteFile::new_checked(&bytes).map_err(|e| crate::describe(&path, e))?;
     let summary = summarize(&file).map_err(|e| crate::describe(&path, e))?;

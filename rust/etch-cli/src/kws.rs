@@ -81,44 +81,34 @@ pub(crate) fn config(program: &Program<'_>, name: &str) -> Result<Option<f64>, S
     })
 }
 
-struct Args {
+/// Keyword spotting: MFCC front end + DS-CNN on 16 kHz mono WAV clips
+/// (default: the bundled clips and models/kws/dscnn_kws_int8io.pte).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The program (default: the trained MLPerf Tiny DS-CNN).
+    #[arg(long, value_name = "FILE.pte")]
     model: Option<String>,
+    /// Save each clip's model input (.npy) into DIR (created when missing).
+    #[arg(long = "features-out", value_name = "DIR")]
     features_out: Option<PathBuf>,
-    /// `--stream [EVERY]`: label the last second every EVERY hops (20 ms).
-    stream: Option<usize>,
+    /// Label a long recording through the streaming front end (20 ms hops).
+    #[arg(long = "stream")]
+    stream_on: bool,
+    /// Streaming: label the last second every N ms (a multiple of 20; default 500).
+    #[arg(long = "every-ms", value_name = "N", value_parser = every_ms)]
+    every_ms: Option<usize>,
+    /// 16 kHz mono 16-bit WAV clips.
     clips: Vec<PathBuf>,
+    /// `--stream [EVERY]`: label the last second every EVERY hops (20 ms).
+    #[arg(skip)]
+    stream: Option<usize>,
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
-    let mut a = Args {
-        model: None,
-        features_out: None,
-        stream: None,
-        clips: vec![],
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--model" => a.model = Some(it.next().cloned().ok_or("--model needs a FILE.pte")?),
-            "--features-out" => {
-                a.features_out = Some(PathBuf::from(
-                    it.next().ok_or("--features-out needs a DIR")?,
-                ))
-            }
-            "--stream" => a.stream = Some(25),
-            "--every-ms" => {
-                let ms: usize = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .filter(|&ms: &usize| ms >= 20 && ms.is_multiple_of(20))
-                    .ok_or("--every-ms needs a multiple of 20")?;
-                a.stream = Some(ms / 20);
-            }
-            _ if arg.starts_with("--") => return Err(format!("unexpected argument '{arg}'")),
-            _ => a.clips.push(PathBuf::from(arg)),
-        }
-    }
-    Ok(a)
+fn every_ms(v: &str) -> Result<usize, String> {
+    v.parse()
+        .ok()
+        .filter(|&ms: &usize| ms >= 20 && ms.is_multiple_of(20))
+        .ok_or_else(|| "needs a multiple of 20".to_string())
 }
 
 /// Runs the model on one feature vector (logical order, the input's dtype):
@@ -227,8 +217,13 @@ fn stream_clip(
     Ok(())
 }
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = parse(args)?;
+pub fn main(mut a: Args) -> Result<(), String> {
+    if a.stream_on || a.every_ms.is_some() {
+        a.stream = Some(a.every_ms.unwrap_or(500) / 20);
+    }
+    if let Some(dir) = &a.features_out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     let root = repo_root();
     let model = match a.model {
         Some(m) => m,

@@ -48,54 +48,41 @@ struct Segment {
     label: String,
 }
 
-struct Args {
+/// A board listening: streaming front end, inference every N ms, posterior
+/// averaging, threshold, refractory period -> detections (default: the
+/// listening test's recording, checked against its .tsv).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// 16 kHz mono 16-bit WAV recording.
     wav: Option<PathBuf>,
+    /// The program (default: the trained MLPerf Tiny DS-CNN).
+    #[arg(long, value_name = "FILE.pte")]
     model: Option<String>,
+    /// Check the detections against a recording's .tsv.
+    #[arg(long, value_name = "FILE.tsv")]
     expect: Option<PathBuf>,
+    /// Inference every N ms (a positive multiple of 20).
+    #[arg(long = "every-ms", value_name = "N", default_value_t = 500, value_parser = every_ms)]
     every_ms: u32,
-    config: Config,
+    /// Average the posteriors over the last N ms.
+    #[arg(long = "window-ms", value_name = "N", default_value_t = 1000)]
+    window_ms: u32,
+    /// Results needed in the window before a detection.
+    #[arg(long = "min-count", value_name = "N", default_value_t = 2)]
+    min_count: usize,
+    /// Averaged score (0..255) a detection needs.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    threshold: u8,
+    /// No second detection of a keyword within N ms.
+    #[arg(long = "refractory-ms", value_name = "N", default_value_t = 1500)]
+    refractory_ms: u32,
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
-    let mut a = Args {
-        wav: None,
-        model: None,
-        expect: None,
-        every_ms: 500,
-        config: Config {
-            window_ms: 1000,
-            min_count: 2,
-            threshold: 200,
-            refractory_ms: 1500,
-            keywords: 10,
-        },
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || it.next().cloned().ok_or(format!("{arg} needs a value"));
-        let mut number = || -> Result<u32, String> {
-            value()?
-                .parse()
-                .map_err(|_| format!("{arg} needs a number"))
-        };
-        match arg.as_str() {
-            "--model" => a.model = Some(value()?),
-            "--expect" => a.expect = Some(PathBuf::from(value()?)),
-            "--every-ms" => a.every_ms = number()?,
-            "--window-ms" => a.config.window_ms = number()?,
-            "--min-count" => a.config.min_count = number()? as usize,
-            "--threshold" => {
-                a.config.threshold = u8::try_from(number()?).map_err(|_| "--threshold is 0..255")?
-            }
-            "--refractory-ms" => a.config.refractory_ms = number()?,
-            _ if a.wav.is_none() && !arg.starts_with("--") => a.wav = Some(PathBuf::from(arg)),
-            _ => return Err(format!("unexpected argument '{arg}'")),
-        }
-    }
-    if a.every_ms == 0 || !a.every_ms.is_multiple_of(HOP_MS) {
-        return Err("--every-ms must be a positive multiple of 20".into());
-    }
-    Ok(a)
+fn every_ms(v: &str) -> Result<u32, String> {
+    v.parse()
+        .ok()
+        .filter(|&ms: &u32| ms > 0 && ms.is_multiple_of(HOP_MS))
+        .ok_or_else(|| "must be a positive multiple of 20".to_string())
 }
 
 /// The model's scores as 0..=255 probabilities: an int8 output minus its zero
@@ -273,8 +260,14 @@ fn check(segments: &[Segment], heard: &[Heard]) -> (Vec<String>, usize) {
     (lines, errors)
 }
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = parse(args)?;
+pub fn main(a: Args) -> Result<(), String> {
+    let config = Config {
+        window_ms: a.window_ms,
+        min_count: a.min_count,
+        threshold: a.threshold,
+        refractory_ms: a.refractory_ms,
+        keywords: 10,
+    };
     let root = kws::repo_root();
     let model = a
         .model
@@ -293,12 +286,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
         wav.display(),
         pcm.len() as f64 / 16000.0,
         a.every_ms,
-        a.config.window_ms,
-        a.config.min_count,
-        a.config.threshold,
-        a.config.refractory_ms
+        config.window_ms,
+        config.min_count,
+        config.threshold,
+        config.refractory_ms
     );
-    let heard = listen(&model, &pcm, a.every_ms, a.config)?;
+    let heard = listen(&model, &pcm, a.every_ms, config)?;
     for h in &heard {
         println!(
             "detected \"{}\" at {} ms (score {}/255)",

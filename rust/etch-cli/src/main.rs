@@ -18,43 +18,44 @@ mod trace;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage:
-  etch demo                          run the bundled DS-CNN (cortex_m, M33 encoding) bit-exactly
-  etch inspect FILE.pte [--json]     header, segments, methods, operators, memory plan
-  etch kws [CLIP.wav...] [--model FILE.pte] [--features-out DIR] [--stream [--every-ms N]]
-                                     keyword spotting: MFCC front-end + DS-CNN on 16 kHz WAV clips
-                                     (default: the bundled clips and models/kws/dscnn_kws_int8io.pte);
-                                     --stream: 20 ms hops, the last second labelled every N ms (500)
-  etch listen [FILE.wav] [--model FILE.pte] [--every-ms N] [--window-ms N] [--min-count N]
-              [--threshold N] [--refractory-ms N] [--expect FILE.tsv]
-                                     a board listening: streaming front end, inference every N ms,
-                                     posterior averaging, threshold, refractory period -> detections
-                                     (default: the listening test's recording, checked against its .tsv)
-  etch run FILE.pte [--method NAME] --input IN.npy... [--output OUT.npy...]
-           [--compare REF.npy...] [--repeat N] [--trace DIR] [--trace-compare REF.npz|DIR]
-                                     run a method; --compare exits 1 unless bit-exact;
-                                     --trace writes every instruction's outputs as .npy;
-                                     --trace-compare reports the first instruction that differs
-  etch select FILE.pte... [--format cargo|kconfig|list]
-                                     operators and dtypes the models need (selective build)
-  etch plan FILE.pte [--method NAME] [--svg OUT.svg]
-                                     memory plan: placement and lifetime of each tensor";
+use clap::{Parser, Subcommand};
+
+/// etch: inspect, run, debug and size ExecuTorch programs on the host.
+#[derive(Parser, Debug)]
+#[command(name = "etch", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the bundled DS-CNN fixture (cortex_m, M33) 1000 times, bit-exact check.
+    Demo,
+    /// Header, segments, methods, operators, memory plan and state bytes.
+    Inspect(inspect::Args),
+    /// Keyword spotting on 16 kHz WAV clips (MFCC front end + DS-CNN).
+    Kws(kws::Args),
+    /// A board listening: streaming keyword recognition on a recording.
+    Listen(listen::Args),
+    /// Run a method; compare, trace (--trace, --trace-compare), profile, ETDump.
+    Run(run::Args),
+    /// Operators and dtypes the programs need (selective build features).
+    Select(select::Args),
+    /// Memory plan: placement and lifetime of each tensor.
+    Plan(plan::Args),
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("inspect") => inspect::main(&args[1..]),
-        Some("demo") => demo(),
-        Some("kws") => kws::main(&args[1..]),
-        Some("listen") => listen::main(&args[1..]),
-        Some("run") => run::main(&args[1..]),
-        Some("select") => select::main(&args[1..]),
-        Some("plan") => plan::main(&args[1..]),
-        Some("-h") | Some("--help") | Some("help") | None => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo => demo(),
+        Command::Inspect(a) => inspect::main(a),
+        Command::Kws(a) => kws::main(a),
+        Command::Listen(a) => listen::main(a),
+        Command::Run(a) => run::main(a),
+        Command::Select(a) => select::main(a),
+        Command::Plan(a) => plan::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -65,6 +66,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Parses one command line of `etch` (for commands that run others).
+fn command(args: &[&str]) -> Result<Command, String> {
+    Cli::try_parse_from(std::iter::once("etch").chain(args.iter().copied()))
+        .map(|c| c.command)
+        .map_err(|e| e.to_string())
+}
+
 /// The host demo until the keyword-spotting front end lands: inspect the
 /// bundled DS-CNN keyword-spotting program, run it, compare bit-exactly with
 /// ExecuTorch's reference output and time it.
@@ -73,17 +81,25 @@ fn demo() -> Result<(), String> {
     let name = "dscnn_cm_m33";
     let pte = format!("{dir}{name}.pte");
     println!("== etch inspect {name}.pte");
-    inspect::main(std::slice::from_ref(&pte))?;
+    if let Command::Inspect(a) = command(&["inspect", &pte])? {
+        inspect::main(a)?;
+    }
     println!("\n== etch run {name}.pte (1000 inferences, compared with ExecuTorch's reference)");
-    run::main(&[
-        pte,
-        "--input".into(),
-        format!("{dir}{name}.input0.npy"),
-        "--compare".into(),
-        format!("{dir}{name}.output0.npy"),
-        "--repeat".into(),
-        "1000".into(),
-    ])
+    let input = format!("{dir}{name}.input0.npy");
+    let reference = format!("{dir}{name}.output0.npy");
+    match command(&[
+        "run",
+        &pte,
+        "--input",
+        &input,
+        "--compare",
+        &reference,
+        "--repeat",
+        "1000",
+    ])? {
+        Command::Run(a) => run::main(a),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a file, with the path in the error message.

@@ -121,20 +121,20 @@ fn svg(lifetimes: &[Lifetime], instructions: usize, size: i64) -> String {
     s
 }
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let mut method = "forward".to_string();
-    let mut svg_path = None;
-    let mut path = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--method" => method = it.next().cloned().ok_or("--method needs a value")?,
-            "--svg" => svg_path = Some(it.next().cloned().ok_or("--svg needs a path")?),
-            _ if path.is_none() => path = Some(a.clone()),
-            _ => return Err(format!("unexpected argument '{a}'")),
-        }
-    }
-    let path = path.ok_or("plan needs a FILE.pte")?;
+/// Memory plan: placement and lifetime of each planned tensor.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The program (.pte).
+    path: String,
+    #[arg(long, default_value = "forward")]
+    method: String,
+    /// Draw the plan into an SVG file.
+    #[arg(long = "svg", value_name = "OUT.svg")]
+    svg_path: Option<String>,
+}
+
+pub fn main(a: Args) -> Result<(), String> {
+    let (path, method, svg_path) = (a.path, a.method, a.svg_path);
     let bytes = Aligned::from_bytes(&crate::read_file(&path)?);
     let file = PteFile::new_checked(bytes.bytes()).map_err(|e| crate::describe(&path, e))?;
     let (lts, n, sizes) = lifetimes(&file, &method).map_err(|e| crate::describe(&path, e))?;

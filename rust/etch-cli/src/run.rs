@@ -16,18 +16,46 @@ use crate::host::{self, Aligned, MethodMemory};
 use crate::npy::{self, Npy};
 use crate::trace::{self, Tracer};
 
-struct Args {
+/// Runs a method on .npy inputs; compares, traces, profiles.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The program (.pte).
     path: String,
+    /// Method to run.
+    #[arg(long, default_value = "forward")]
     method: String,
+    /// Input i as .npy (logical order, the input's dtype); once per input.
+    #[arg(long = "input", value_name = "IN.npy")]
     inputs: Vec<String>,
+    /// Write output i as .npy; once per output.
+    #[arg(long = "output", value_name = "OUT.npy")]
     outputs: Vec<String>,
+    /// Compare output i with a reference .npy; exit 1 unless bit-exact (or within the bound).
+    #[arg(long = "compare", value_name = "REF.npy")]
     compare: Vec<String>,
-    bound: Bound,
+    /// Let float outputs differ by at most N units in the last place.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    ulp: u64,
+    /// Let integer outputs differ by at most N.
+    #[arg(long = "int-diff", value_name = "N", default_value_t = 0)]
+    int_diff: u64,
+    /// Run N times (inputs set before every run) and print the time per inference.
+    #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: usize,
+    /// Write every instruction's output tensors as .npy into DIR (created when missing).
+    #[arg(long, value_name = "DIR")]
     trace: Option<String>,
+    /// Report the first instruction whose output differs from REF (.npz of graph-node outputs or a --trace DIR).
+    #[arg(long = "trace-compare", value_name = "REF")]
     trace_compare: Option<String>,
+    /// Record ExecuTorch's ETDump (profiling events, ns) of every run into OUT.etdp.
+    #[arg(long, value_name = "OUT.etdp")]
     etdump: Option<String>,
+    /// With --etdump: every instruction's output tensor into this debug buffer.
+    #[arg(long = "etdump-debug", value_name = "OUT.bin", requires = "etdump")]
     etdump_debug: Option<String>,
+    /// Print etch's per-instruction profile (mean of the runs).
+    #[arg(long)]
     profile: bool,
 }
 
@@ -36,52 +64,6 @@ struct Args {
 pub struct Bound {
     pub ulp: u64,
     pub int_diff: u64,
-}
-
-fn parse(args: &[String]) -> Result<Args, String> {
-    let mut a = Args {
-        path: String::new(),
-        method: "forward".into(),
-        inputs: vec![],
-        outputs: vec![],
-        compare: vec![],
-        bound: Bound::default(),
-        repeat: 1,
-        trace: None,
-        trace_compare: None,
-        etdump: None,
-        etdump_debug: None,
-        profile: false,
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || it.next().cloned().ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--method" => a.method = value()?,
-            "--input" => a.inputs.push(value()?),
-            "--output" => a.outputs.push(value()?),
-            "--compare" => a.compare.push(value()?),
-            "--trace" => a.trace = Some(value()?),
-            "--etdump" => a.etdump = Some(value()?),
-            "--etdump-debug" => a.etdump_debug = Some(value()?),
-            "--profile" => a.profile = true,
-            "--trace-compare" => a.trace_compare = Some(value()?),
-            "--repeat" => a.repeat = value()?.parse().map_err(|_| "--repeat needs a number")?,
-            "--ulp" => a.bound.ulp = value()?.parse().map_err(|_| "--ulp needs a number")?,
-            "--int-diff" => {
-                a.bound.int_diff = value()?.parse().map_err(|_| "--int-diff needs a number")?
-            }
-            _ if a.path.is_empty() && !arg.starts_with("--") => a.path = arg.clone(),
-            _ => return Err(format!("unexpected argument '{arg}'")),
-        }
-    }
-    if a.path.is_empty() {
-        return Err("run needs a FILE.pte".into());
-    }
-    if a.etdump_debug.is_some() && a.etdump.is_none() {
-        return Err("--etdump-debug needs --etdump".into());
-    }
-    Ok(a)
 }
 
 /// Distance of two floats in units in the last place (the number of
@@ -187,8 +169,11 @@ pub fn diff(a: &Npy, b: &Npy) -> (f64, usize) {
     (max, differ)
 }
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = parse(args)?;
+pub fn main(a: Args) -> Result<(), String> {
+    let bound = Bound {
+        ulp: a.ulp,
+        int_diff: a.int_diff,
+    };
     let bytes = Aligned::from_bytes(&crate::read_file(&a.path)?);
     let program = host::load_program(&a.path, &bytes)?;
     let err = |e| crate::describe(&a.path, e);
@@ -362,7 +347,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 continue;
             }
             let (max, differ) = diff(&out, &reference);
-            let (worst, ok) = within(&out, &reference, a.bound);
+            let (worst, ok) = within(&out, &reference, bound);
             let unit = match out.dtype {
                 ScalarType::FLOAT | ScalarType::DOUBLE => "ulp",
                 _ => "steps",

@@ -66,19 +66,19 @@ pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> 
     Ok(())
 }
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let mut format = "cargo".to_string();
-    let mut paths = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--format" => format = it.next().cloned().ok_or("--format needs a value")?,
-            _ => paths.push(a.clone()),
-        }
-    }
-    if paths.is_empty() {
-        return Err("select needs one or more FILE.pte".into());
-    }
+/// The operators and dtypes the programs need (selective build).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The programs (.pte).
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Output form.
+    #[arg(long, default_value = "cargo", value_parser = ["cargo", "kconfig", "list"])]
+    format: String,
+}
+
+pub fn main(a: Args) -> Result<(), String> {
+    let (format, paths) = (a.format, a.paths);
     let mut sel = Selection::default();
     for path in &paths {
         let bytes = Aligned::from_bytes(&crate::read_file(path)?);

@@ -133,5 +133,8 @@ fn etdump_debug_needs_etdump() {
         "x.bin",
     ]);
     assert!(!ok);
-    assert!(stderr.contains("--etdump-debug needs --etdump"), "{stderr}");
+    assert!(
+        stderr.contains("--etdump-debug <OUT.bin>") && stderr.contains("--etdump <OUT.etdp>"),
+        "{stderr}"
+    );
 }

@@ -61,7 +61,7 @@ fn wrong_format_and_bad_settings_are_refused() {
     let (ok, out) = etch(&["listen", "--every-ms", "30"]);
     assert!(!ok);
     assert!(
-        out.contains("--every-ms must be a positive multiple of 20"),
+        out.contains("'--every-ms <N>': must be a positive multiple of 20"),
         "{out}"
     );
     let (ok, out) = etch(&["listen", "--min-count", "0"]);
