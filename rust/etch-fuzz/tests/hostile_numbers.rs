@@ -67,6 +67,15 @@ fn int_list_at(bytes: &[u8], index: usize) -> Vec<usize> {
         .collect()
 }
 
+/// `ETCH_SAVE_CASES=DIR cargo test -p etch-fuzz --test hostile_numbers`
+/// writes every case as a file (how `regressions/` got its issue-13 files).
+fn save(name: &str, bytes: &[u8]) {
+    if let Some(dir) = std::env::var_os("ETCH_SAVE_CASES") {
+        let name = name.replace("::", "_").replace('.', "_");
+        std::fs::write(Path::new(&dir).join(format!("{name}.pte")), bytes).unwrap();
+    }
+}
+
 fn both(bytes: &[u8]) -> [Outcome; 2] {
     BOTH.map(|v| load_execute(bytes, v))
 }
@@ -105,6 +114,7 @@ fn zero_and_huge_sizes_are_rejected_at_load() {
                         "{name} {op} v{value}: {:?}",
                         t.elapsed()
                     );
+                    save(&format!("{name}-{op}-v{value}-zero-huge"), &bytes);
                     let rejected = Err((Stage::Load, ErrorCode::InvalidProgram));
                     assert_eq!(got, [rejected, rejected], "{name} {op} v{value}");
                     cases += 1;
@@ -139,6 +149,7 @@ fn huge_strides_and_dilations_are_invalid_arguments() {
                 for at in int_list_at(&base, args[list]) {
                     let mut bytes = base.clone();
                     bytes[at..at + 8].copy_from_slice(&huge);
+                    save(&format!("{name}-{op}-arg{list}-at{at}-huge"), &bytes);
                     let got = both(&bytes);
                     let want = Err((Stage::Execute, ErrorCode::InvalidArgument));
                     assert_eq!(got, [want, want], "{name} {op} arg {list} @{at}");

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Fuzz smoke (issue 13): a bounded run of the stable mutation driver
+# (rust/etch-fuzz, `etch-mutate`) in the `fuzz` profile (optimised, overflow
+# checks on) over the small fixtures and the DS-CNN ones, verification off
+# and on, every kernel etch has. Fails on a panic (the mutant is saved under
+# target/etch-mutate/) or on any run over 100 ms (fastest of three). The
+# regression corpus (rust/etch-fuzz/regressions/) is replayed by
+# `cargo test --workspace`. Long campaigns and libFuzzer: docs/robustness.md.
+# A few minutes on 2 cores; the seed changes daily (printed, so a failure
+# reproduces with the same command).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
+seed=${ETCH_FUZZ_SEED:-$(date -u +%Y%j)}
+cargo build -q --profile fuzz -p etch-fuzz --bin etch-mutate
+bin=target/fuzz/etch-mutate
+F=tests/fixtures
+echo "fuzz smoke: seed $seed (ETCH_FUZZ_SEED=$seed $0 reproduces)"
+"$bin" --seed "$seed" --iters 60000 --out target/etch-mutate \
+  $F/tiny_*.pte $F/zoo_*.pte $F/attn_*.pte $F/fzoo_portable_f32.pte
+"$bin" --seed "$seed" --iters 1500 --out target/etch-mutate \
+  $F/dscnn_cm_*.pte
+"$bin" --target reader --seed "$seed" --iters 60000 --out target/etch-mutate $F/*.pte
