@@ -174,6 +174,11 @@ full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_
 compile "$out/harness-x86_64" gcc $cflags $full -DSWEEP -fsanitize=address,undefined "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness x86_64-linux" "$out/harness-x86_64"
+# C-API call sequences (issue 13; libFuzzer build: docs/robustness.md):
+# random sequences over tiny and DS-CNN under ASan/UBSan.
+compile "$out/fuzz-capi" gcc $cflags -DFUZZ_STANDALONE -fsanitize=address,undefined -fno-sanitize-recover=all \
+  "$h/fuzz_capi.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
+run "C-API call sequences x86_64-linux (ASan/UBSan)" "$out/fuzz-capi" 20000
 compile "$out/harness-i686" gcc -m32 $cflags $full -DSWEEP "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"
