@@ -639,8 +639,8 @@ etch_status_t etch_method_set_input(etch_method_t *m, size_t i, const void *data
 /**
  * `etch_method_set_input` for callers that know their data's type:
  * `dtype` (an `ETCH_DTYPE_*` code) must be input `i`'s dtype, else
- * `ETCH_INVALID_ARGUMENT` with `at` = the input's dtype code, and nothing
- * is copied. float bytes of the right length no longer pass as an int8
+ * `ETCH_INVALID_TYPE` (as Rust's `Method::set_input`) with `at` = the
+ * input's dtype code, and nothing is copied. float bytes of the right length no longer pass as an int8
  * input; prefer this call to the untyped one.
  *
  * # Safety

@@ -204,8 +204,8 @@ mod tests {
         let mut d = etch_kws_detection_t::default();
         let mut hit = 7u8;
         let loud: [i8; 3] = [110, -128, -128]; // label 0 at 238/255
-        // SAFETY: every pointer is a live local of the right type and length
-        // (or NULL where the test wants the refusal).
+                                               // SAFETY: every pointer is a live local of the right type and length
+                                               // (or NULL where the test wants the refusal).
         unsafe {
             // Not set up yet.
             assert_eq!(

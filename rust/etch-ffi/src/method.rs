@@ -334,6 +334,67 @@ pub unsafe extern "C" fn etch_method_set_input(
     }
 }
 
+/// `etch_method_set_input` for callers that know their data's type:
+/// `dtype` (an `ETCH_DTYPE_*` code) must be input `i`'s dtype, else
+/// `ETCH_INVALID_TYPE` (as Rust's `Method::set_input`) with `at` = the
+/// input's dtype code, and nothing is copied. float bytes of the right length no longer pass as an int8
+/// input; prefer this call to the untyped one.
+///
+/// # Safety
+/// As `etch_method_set_input`.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_set_input_typed(
+    m: *mut etch_method_t,
+    i: usize,
+    dtype: i32,
+    data: *const c_void,
+    len: usize,
+) -> etch_status_t {
+    // SAFETY: caller's contracts.
+    unsafe {
+        with_method(m, |method, held| {
+            let bytes = ptr::bytes(data, len, 3)?;
+            if held.iter().any(|b| b.overlaps(Span::of(bytes))) {
+                return Err(invalid_argument("input overlaps the method's buffers", 3));
+            }
+            index(i, method.num_inputs()?)?;
+            let want = method.input_meta(i)?.dtype.0 as i32;
+            if dtype != want {
+                return Err(Error::new(
+                    ErrorCode::InvalidType,
+                    "input dtype differs (at = the input's dtype code)",
+                    want as u32,
+                ));
+            }
+            method.set_input_bytes(i, bytes)
+        })
+    }
+}
+
+/// Marks `*m` unloaded: every later call on it returns `ETCH_INVALID_STATE`
+/// until it is loaded again. Call it before the handle's storage or any of
+/// its buffers go away (end of scope, `free`, reuse): only then can a later
+/// handle that happens to occupy the same bytes be told from a live one
+/// (see "What the handle checks detect" in the header). `ETCH_OK` for any
+/// writable handle, loaded or not.
+///
+/// # Safety
+/// `m` NULL or a writable `etch_method_t` that no call is using.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_unload(m: *mut etch_method_t) -> etch_status_t {
+    let Some(inner) = inner_ptr(m) else {
+        return ETCH_INVALID_ARGUMENT;
+    };
+    // SAFETY: writable handle (caller); the method holds no destructor-owned
+    // resources (no heap), so forgetting it is all unloading takes. `magic`
+    // first, then `this`: neither is borrowed by the method.
+    unsafe {
+        addr_of_mut!((*inner).magic).write(0);
+        addr_of_mut!((*inner).this).write(0);
+    }
+    crate::ETCH_OK
+}
+
 /// Runs the method once; on failure `etch_method_error()` gives the failing
 /// instruction in `at`.
 ///

@@ -178,5 +178,39 @@ fn run<const COPY: bool>() {
         );
         let mut zero: etch_method_t = zeroed();
         assert_eq!(etch_method_execute(&mut zero), ETCH_INVALID_STATE);
+
+        // The typed input call: int8 bytes as int8 pass; the same length
+        // claimed as float is refused with the input's dtype in `at`.
+        assert_eq!(
+            etch_method_set_input_typed(mp, 0, ETCH_DTYPE_CHAR, input.as_ptr().cast(), input.len()),
+            ETCH_OK
+        );
+        let r = etch_method_set_input_typed(
+            mp,
+            0,
+            ETCH_DTYPE_FLOAT,
+            input.as_ptr().cast(),
+            input.len(),
+        );
+        assert_eq!(r, ETCH_INVALID_TYPE);
+        assert_eq!(etch_method_error(mp, &mut err), ETCH_OK);
+        assert_eq!(
+            (err.status, err.at),
+            (ETCH_INVALID_TYPE, ETCH_DTYPE_CHAR as u32)
+        );
+        assert_eq!(
+            etch_method_set_input_typed(mp, 1, ETCH_DTYPE_CHAR, input.as_ptr().cast(), input.len()),
+            ETCH_INVALID_ARGUMENT
+        );
+
+        // Unloaded: the handle's bytes stay as they were (as a dead handle's
+        // stack slot would), yet every call is refused.
+        assert_eq!(etch_method_unload(mp), ETCH_OK);
+        assert_eq!(etch_method_execute(mp), ETCH_INVALID_STATE);
+        assert_eq!(
+            etch_method_set_input(mp, 0, input.as_ptr().cast(), input.len()),
+            ETCH_INVALID_STATE
+        );
+        assert_eq!(etch_method_unload(null_mut()), ETCH_INVALID_ARGUMENT);
     }
 }
