@@ -17,7 +17,8 @@
 //! [`op!`](crate::op) parses the line at compile time into the kernel's name
 //! and the [`ArgKind`] of every position of the instruction's argument list:
 //! the schema arguments in order (`out` included), then the returned value
-//! (a tuple of several comes back as one `TensorList`; `-> ()` adds nothing),
+//! (a tuple of several comes back as one `TensorList`; `-> ()` adds nothing
+//! unless an argument is a `Tensor(a!)[]` out list, which comes back again),
 //! which is how ExecuTorch's emitter lays out a `KernelCall`. Only the name
 //! reaches flash; the schema text itself is kept (in [`Kernel::schema`]) only
 //! with the `schema-text` feature, for host tools. A type the parser does not
@@ -260,6 +261,23 @@ const fn list_kinds(
     Some(n)
 }
 
+/// Whether `s[from..to]` declares a mutable tensor list (`Tensor(a!)[]`).
+const fn has_out_list(s: &[u8], from: usize, to: usize) -> bool {
+    let pat = b"!)[]";
+    let mut i = from;
+    while i + pat.len() <= to {
+        let mut k = 0;
+        while k < pat.len() && at(s, i + k) == at(pat, k) {
+            k += 1;
+        }
+        if k == pat.len() {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Kinds of the whole argument list (arguments, then returns) into `out`;
 /// returns how many there are, `None` if the schema is malformed or names a
 /// type etch does not know.
@@ -286,6 +304,16 @@ const fn all_kinds(schema: &str, out: &mut [ArgKind]) -> Option<usize> {
         let close = tri!(close_paren(s, i));
         let mut scratch: [ArgKind; 0] = [];
         match tri!(list_kinds(s, i + 1, close, &mut scratch, 0)) {
+            // `-> ()` with a `Tensor(a!)[] out` argument (split_copy,
+            // split_with_sizes_copy, unbind_copy): the emitter writes the
+            // functional op's `Tensor[]` result, the out list again, after
+            // the arguments (checked against ExecuTorch 1.5.1 exports).
+            0 if has_out_list(s, open, close) => {
+                if n < out.len() {
+                    out[n] = ArgKind::TensorList;
+                }
+                Some(n + 1)
+            }
             0 => Some(n),
             1 => list_kinds(s, i + 1, close, out, n),
             _ => {
@@ -446,7 +474,11 @@ mod tests {
             "aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()",
             nothing
         );
-        assert_eq!(S.args, &[A::Tensor, A::IntList, A::Int, A::TensorList]);
+        // The emitter passes the out list again as the call's result.
+        assert_eq!(
+            S.args,
+            &[A::Tensor, A::IntList, A::Int, A::TensorList, A::TensorList]
+        );
         const U: Kernel = op!(
             "aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",
             nothing

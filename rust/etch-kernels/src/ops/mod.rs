@@ -19,6 +19,8 @@ pub(crate) mod expf;
 mod portable_extra;
 mod prim;
 mod quantized_decomposed;
+mod shape;
+pub(crate) mod walk;
 
 /// Kernel taps `[lo, hi)` of output `o` along one axis whose input position
 /// `o·stride + k·dil − pad` lies in `[0, size)`, for `k` in `[0, kernel)`.
@@ -120,7 +122,34 @@ pub const KERNELS: &[Kernel] = &[
     // --- portable: reductions and normalization ---
 
     // --- portable: shape and data movement ---
-
+    #[cfg(feature = "op-aten-select_copy-int_out")]
+    shape::SELECT_COPY_INT_OUT,
+    #[cfg(feature = "op-aten-narrow_copy-out")]
+    shape::NARROW_COPY_OUT,
+    #[cfg(feature = "op-aten-split_with_sizes_copy-out")]
+    shape::SPLIT_WITH_SIZES_COPY_OUT,
+    #[cfg(feature = "op-aten-split_copy-Tensor_out")]
+    shape::SPLIT_COPY_TENSOR_OUT,
+    #[cfg(feature = "op-aten-unbind_copy-int_out")]
+    shape::UNBIND_COPY_INT_OUT,
+    #[cfg(feature = "op-aten-stack-out")]
+    shape::STACK_OUT,
+    #[cfg(feature = "op-aten-transpose_copy-int_out")]
+    shape::TRANSPOSE_COPY_INT_OUT,
+    #[cfg(feature = "op-aten-t_copy-out")]
+    shape::T_COPY_OUT,
+    #[cfg(feature = "op-aten-alias_copy-out")]
+    shape::ALIAS_COPY_OUT,
+    #[cfg(feature = "op-aten-repeat-out")]
+    shape::REPEAT_OUT,
+    #[cfg(feature = "op-aten-flip-out")]
+    shape::FLIP_OUT,
+    #[cfg(feature = "op-aten-roll-out")]
+    shape::ROLL_OUT,
+    #[cfg(feature = "op-aten-pixel_shuffle-out")]
+    shape::PIXEL_SHUFFLE_OUT,
+    #[cfg(feature = "op-aten-pixel_unshuffle-out")]
+    shape::PIXEL_UNSHUFFLE_OUT,
     // --- portable: convolution family ---
     #[cfg(feature = "op-aten-convolution-out")]
     conv::CONVOLUTION_OUT,
