@@ -197,7 +197,8 @@ impl<'a> PteFile<'a> {
     pub fn plan(&self, name: &str) -> Result<ExecutionPlan<'a>> {
         for plan in self.root.execution_plan()?.iter() {
             let plan = plan?;
-            if plan.name()? == name {
+            // Bytes, not `name()`: no UTF-8 validator in firmware.
+            if plan.name_bytes()? == name.as_bytes() {
                 return Ok(plan);
             }
         }

@@ -219,10 +219,17 @@ table_view!(
 );
 impl<'a> ExecutionPlan<'a> {
     pub fn name(&self) -> Result<&'a str> {
-        let s = self
-            .0
-            .required_string(slot::execution_plan::NAME, "ExecutionPlan.name missing")?;
-        utf8(s, "ExecutionPlan.name is not UTF-8", &self.0)
+        utf8(
+            self.name_bytes()?,
+            "ExecutionPlan.name is not UTF-8",
+            &self.0,
+        )
+    }
+    /// The name's bytes, not checked for UTF-8.
+    #[inline]
+    pub fn name_bytes(&self) -> Result<&'a [u8]> {
+        self.0
+            .required_string(slot::execution_plan::NAME, "ExecutionPlan.name missing")
     }
     pub fn container_meta_type(&self) -> Result<Option<ContainerMetadata<'a>>> {
         Ok(self
@@ -450,14 +457,26 @@ table_view!(
 );
 impl<'a> Operator<'a> {
     pub fn name(&self) -> Result<&'a str> {
-        let s = self
-            .0
-            .required_string(slot::operator::NAME, "Operator.name missing")?;
-        utf8(s, "Operator.name is not UTF-8", &self.0)
+        utf8(self.name_bytes()?, "Operator.name is not UTF-8", &self.0)
     }
     pub fn overload(&self) -> Result<&'a str> {
-        let s = self.0.string(slot::operator::OVERLOAD)?.unwrap_or(&[]);
-        utf8(s, "Operator.overload is not UTF-8", &self.0)
+        utf8(
+            self.overload_bytes()?,
+            "Operator.overload is not UTF-8",
+            &self.0,
+        )
+    }
+    /// The name's bytes, not checked for UTF-8: what the runtime compares
+    /// with kernel names (no UTF-8 validator in firmware).
+    #[inline]
+    pub fn name_bytes(&self) -> Result<&'a [u8]> {
+        self.0
+            .required_string(slot::operator::NAME, "Operator.name missing")
+    }
+    /// The overload's bytes (empty when absent), not checked for UTF-8.
+    #[inline]
+    pub fn overload_bytes(&self) -> Result<&'a [u8]> {
+        Ok(self.0.string(slot::operator::OVERLOAD)?.unwrap_or(&[]))
     }
 }
 
@@ -593,10 +612,13 @@ table_view!(
 );
 impl<'a> BackendDelegate<'a> {
     pub fn id(&self) -> Result<&'a str> {
-        let s = self
-            .0
-            .required_string(slot::backend_delegate::ID, "BackendDelegate.id missing")?;
-        utf8(s, "BackendDelegate.id is not UTF-8", &self.0)
+        utf8(self.id_bytes()?, "BackendDelegate.id is not UTF-8", &self.0)
+    }
+    /// The id's bytes, not checked for UTF-8.
+    #[inline]
+    pub fn id_bytes(&self) -> Result<&'a [u8]> {
+        self.0
+            .required_string(slot::backend_delegate::ID, "BackendDelegate.id missing")
     }
     pub fn processed(&self) -> Result<BackendDelegateDataReference<'a>> {
         self.0

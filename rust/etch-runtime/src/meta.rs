@@ -52,7 +52,7 @@ fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
 impl<'a> MethodMeta<'a> {
     pub(crate) fn new(file: PteFile<'a>, plan: ExecutionPlan<'a>) -> Result<Self> {
         // Same presence checks as ExecuTorch's `method_meta`.
-        plan.name()?;
+        plan.name_bytes()?;
         plan.inputs()?;
         plan.outputs()?;
         plan.non_const_buffer_sizes()?;
@@ -144,6 +144,22 @@ impl<'a> MethodMeta<'a> {
             }
             missing += 1;
             f(name, overload);
+        }
+        Ok(missing)
+    }
+
+    /// How many distinct operators the method calls that `kernels` lacks
+    /// (what [`MethodMeta::for_each_missing_operator`] returns), on the raw
+    /// name bytes: no UTF-8 validation in firmware.
+    pub fn count_missing_operators(&self, kernels: &[Kernel]) -> Result<usize> {
+        let mut missing = 0;
+        for (i, op) in self.plan.operators()?.iter().enumerate() {
+            let op = op?;
+            if registry::find_bytes(kernels, op.name_bytes()?, op.overload_bytes()?).is_none()
+                && self.operator_used(i)?
+            {
+                missing += 1;
+            }
         }
         Ok(missing)
     }

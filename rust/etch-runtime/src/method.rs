@@ -287,8 +287,8 @@ impl<'a, 'm> Method<'a, 'm> {
             for instr in chain?.instructions()?.iter() {
                 if let InstructionArgs::KernelCall { op_index, args } = instr?.args()? {
                     let op = operators.get(op_index as usize)?;
-                    let (name, overload) = (op.name()?, op.overload()?);
-                    match registry::find(kernels, name, overload) {
+                    let (name, overload) = (op.name_bytes()?, op.overload_bytes()?);
+                    match registry::find_bytes(kernels, name, overload) {
                         Some(k) => {
                             check_schema(
                                 &values,
@@ -305,10 +305,13 @@ impl<'a, 'm> Method<'a, 'm> {
             }
         }
         if missing > 0 {
-            // Name every missing operator once, and count distinct ones.
-            let distinct = meta.for_each_missing_operator(kernels, |_name, _overload| {
+            // Name every missing operator once (with `log`), and count
+            // distinct ones.
+            #[cfg(feature = "log")]
+            meta.for_each_missing_operator(kernels, |_name, _overload| {
                 etch_log!(error, "missing operator: {}.{}", _name, _overload);
             })?;
+            let distinct = meta.count_missing_operators(kernels)?;
             return Err(Error::new(
                 ErrorCode::OperatorMissing,
                 "operators missing from the registry (at = how many)",
@@ -319,11 +322,18 @@ impl<'a, 'm> Method<'a, 'm> {
         // Delegates.
         for (i, d) in plan.delegates()?.iter().enumerate() {
             let d = d?;
-            let id = d.id()?;
-            let backend = backends.iter().find(|b| b.id() == id).ok_or_else(|| {
-                etch_log!(error, "backend not found: {}", id);
-                Error::new(ErrorCode::NotFound, "backend not registered", i as u32)
-            })?;
+            let id = d.id_bytes()?;
+            let backend = backends
+                .iter()
+                .find(|b| b.id().as_bytes() == id)
+                .ok_or_else(|| {
+                    etch_log!(
+                        error,
+                        "backend not found: {}",
+                        core::str::from_utf8(id).unwrap_or("(not UTF-8)")
+                    );
+                    Error::new(ErrorCode::NotFound, "backend not registered", i as u32)
+                })?;
             let handle = backend.init(file.delegate_data(d.processed()?)?, d.compile_specs()?)?;
             state.set_delegate(i, handle);
         }
@@ -363,10 +373,10 @@ impl<'a, 'm> Method<'a, 'm> {
         Ok(self.plan.outputs()?.len())
     }
 
-    fn input_tensor(&self, i: usize) -> Result<(TensorInfo, etch_pte::schema::Tensor<'a>)> {
+    fn input_tensor(&self, i: usize) -> Result<etch_pte::schema::Tensor<'a>> {
         let v = self.plan.inputs()?.get(i)?;
         match self.values.get(v as usize)?.value()? {
-            Value::Tensor(t) => Ok((TensorInfo::of(&t)?, t)),
+            Value::Tensor(t) => Ok(t),
             _ => Err(Error::new(
                 ErrorCode::NotSupported,
                 "non-tensor input",
@@ -376,18 +386,20 @@ impl<'a, 'm> Method<'a, 'm> {
     }
 
     pub fn input_meta(&self, i: usize) -> Result<TensorInfo> {
-        Ok(self.input_tensor(i)?.0)
+        TensorInfo::of(&self.input_tensor(i)?)
     }
 
     /// Copies `bytes` (the input's exact size, in its dim order and dtype)
     /// into input `i`'s planned memory.
     pub fn set_input_bytes(&mut self, i: usize, bytes: &[u8]) -> Result<()> {
-        let (info, t) = self.input_tensor(i)?;
-        if bytes.len() != info.nbytes {
+        // Only the byte size: no Shape is built (nor copied) on this path.
+        let t = self.input_tensor(i)?;
+        let nbytes = etch_pte::tensor::nbytes(&t)?;
+        if bytes.len() != nbytes {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 "input has the wrong size (at = expected bytes)",
-                info.nbytes as u32,
+                nbytes as u32,
             ));
         }
         let Some(a) = t.allocation_info()? else {
@@ -571,17 +583,16 @@ impl<'a, 'm> Method<'a, 'm> {
                         args,
                     } => {
                         let d = self.plan.delegates()?.get(delegate_index as usize)?;
-                        let id = d.id()?;
-                        let backend =
-                            *self
-                                .backends
-                                .iter()
-                                .find(|b| b.id() == id)
-                                .ok_or(Error::new(
-                                    ErrorCode::NotFound,
-                                    "backend not registered",
-                                    index as u32,
-                                ))?;
+                        let id = d.id_bytes()?;
+                        let backend = *self
+                            .backends
+                            .iter()
+                            .find(|b| b.id().as_bytes() == id)
+                            .ok_or(Error::new(
+                                ErrorCode::NotFound,
+                                "backend not registered",
+                                index as u32,
+                            ))?;
                         let handle = self.state.delegate(delegate_index as usize);
                         observer.before(index as u32, None);
                         let mut ctx = self.context(args, usize::MAX);

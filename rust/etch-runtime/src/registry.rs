@@ -102,9 +102,13 @@ impl core::fmt::Debug for Kernel {
 impl Kernel {
     /// Whether this kernel implements operator `name` with `overload`.
     pub fn matches(&self, name: &str, overload: &str) -> bool {
+        self.matches_bytes(name.as_bytes(), overload.as_bytes())
+    }
+
+    /// [`Kernel::matches`] on the raw name bytes of the program.
+    pub fn matches_bytes(&self, n: &[u8], o: &[u8]) -> bool {
         let full = self.name.as_bytes();
-        let (n, o) = (name.as_bytes(), overload.as_bytes());
-        if overload.is_empty() {
+        if o.is_empty() {
             return full == n;
         }
         full.len() == n.len() + 1 + o.len()
@@ -116,7 +120,12 @@ impl Kernel {
 
 /// Finds the kernel for an operator.
 pub fn find(kernels: &[Kernel], name: &str, overload: &str) -> Option<usize> {
-    kernels.iter().position(|k| k.matches(name, overload))
+    find_bytes(kernels, name.as_bytes(), overload.as_bytes())
+}
+
+/// [`find`] on the raw name bytes of the program (what the loader uses).
+pub fn find_bytes(kernels: &[Kernel], name: &[u8], overload: &[u8]) -> Option<usize> {
+    kernels.iter().position(|k| k.matches_bytes(name, overload))
 }
 
 fn unreachable_kernel(_: &mut KernelContext<'_, '_>) -> Result<()> {

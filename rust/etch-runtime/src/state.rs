@@ -34,8 +34,8 @@ pub(crate) struct Layout {
 }
 
 /// Whether kernel calls to `name` make their output an alias of their input.
-pub(crate) fn is_view_op(name: &str) -> bool {
-    name == "executorch_prim::et_view"
+pub(crate) fn is_view_op(name: &[u8]) -> bool {
+    name == b"executorch_prim::et_view"
 }
 
 /// Calls `f` for every value index the plan's instructions write at run time
@@ -61,7 +61,7 @@ pub(crate) fn for_each_override(
                     let last = args.get(args.len() - 1)? as usize;
                     let op = operators.get(op_index as usize)?;
                     let kind = values.get(last)?.kind()?;
-                    if is_view_op(op.name()?)
+                    if is_view_op(op.name_bytes()?)
                         || matches!(kind, ValueKind::Int | ValueKind::Double | ValueKind::Bool)
                     {
                         f(last)?;
