@@ -16,9 +16,12 @@ mod cortex_m;
 mod dim_order;
 mod elementwise;
 pub(crate) mod expf;
+pub(crate) mod logf;
+pub(crate) mod num;
 mod portable_extra;
 mod prim;
 mod quantized_decomposed;
+pub(crate) mod reduce;
 mod shape;
 pub(crate) mod walk;
 
@@ -90,13 +93,13 @@ pub const KERNELS: &[Kernel] = &[
     #[cfg(feature = "op-aten-sigmoid-out")]
     portable_extra::SIGMOID_OUT,
     #[cfg(feature = "op-aten-_softmax-out")]
-    portable_extra::SOFTMAX_OUT,
+    reduce::SOFTMAX_OUT,
     #[cfg(feature = "op-aten-mm-out")]
     portable_extra::MM_OUT,
     #[cfg(feature = "op-aten-bmm-out")]
     portable_extra::BMM_OUT,
     #[cfg(feature = "op-aten-mean-out")]
-    portable_extra::MEAN_OUT,
+    reduce::MEAN_OUT,
     #[cfg(feature = "op-aten-max_pool2d_with_indices-out")]
     portable_extra::MAX_POOL2D_WITH_INDICES_OUT,
     #[cfg(feature = "op-aten-full-out")]
@@ -120,7 +123,28 @@ pub const KERNELS: &[Kernel] = &[
     // --- portable: element-wise (unary, binary, comparisons, where) ---
 
     // --- portable: reductions and normalization ---
-
+    #[cfg(feature = "op-aten-mean-dtype_out")]
+    reduce::MEAN_DTYPE_OUT,
+    #[cfg(feature = "op-aten-sum-IntList_out")]
+    reduce::SUM_INTLIST_OUT,
+    #[cfg(feature = "op-aten-amax-out")]
+    reduce::AMAX_OUT,
+    #[cfg(feature = "op-aten-amin-out")]
+    reduce::AMIN_OUT,
+    #[cfg(feature = "op-aten-argmax-out")]
+    reduce::ARGMAX_OUT,
+    #[cfg(feature = "op-aten-argmin-out")]
+    reduce::ARGMIN_OUT,
+    #[cfg(feature = "op-aten-max-dim_max")]
+    reduce::MAX_DIM_MAX,
+    #[cfg(feature = "op-aten-min-dim_min")]
+    reduce::MIN_DIM_MIN,
+    #[cfg(feature = "op-aten-var-correction_out")]
+    reduce::VAR_CORRECTION_OUT,
+    #[cfg(feature = "op-aten-cumsum-out")]
+    reduce::CUMSUM_OUT,
+    #[cfg(feature = "op-aten-_log_softmax-out")]
+    reduce::LOG_SOFTMAX_OUT,
     // --- portable: shape and data movement ---
     #[cfg(feature = "op-aten-select_copy-int_out")]
     shape::SELECT_COPY_INT_OUT,

@@ -1,0 +1,109 @@
+"""Single-operator programs for the reduction family (sum, mean, amax/amin,
+argmax/argmin, max/min.dim, var, cumsum, softmax/log_softmax, normalization,
+pooling). See ops.py for the driver and the rule format."""
+
+import torch
+
+from ops import case
+
+torch.manual_seed(11)
+
+
+class Fn(torch.nn.Module):
+    """A module whose forward is `fn(*inputs)`."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def randn(*shape):
+    return torch.randn(*shape)
+
+
+def with_edges(t):
+    """`t` with NaN, ±inf and ±0 planted at fixed flat positions."""
+    t = t.clone()
+    flat = t.view(-1)
+    for i, v in zip((3, 7, 8, 12, 13), (float("nan"), float("inf"), -float("inf"), 0.0, -0.0)):
+        if i < flat.numel():
+            flat[i] = v
+    return t
+
+
+def ties(*shape):
+    """Small integers as floats: many ties, plus a ±0 pair."""
+    t = torch.randint(-3, 4, shape).float()
+    flat = t.view(-1)
+    flat[0], flat[1] = -0.0, 0.0
+    return t
+
+
+X = randn(2, 3, 4, 5)
+SUM_WHY = (
+    "the pip runtime registers kernels/optimized sum.IntList (vectorized partial sums, measured 18 ulp "
+    "from the sequential sum over 1000-element rows); etch follows the portable sequential order "
+    "(equal bit for bit to a sequential f32 model)"
+)
+LOG_SOFTMAX_WHY = (
+    "the pip runtime registers kernels/optimized _log_softmax (ATen's vectorized kernel: 8-lane partial exp sums, "
+    "then x - (max + log(sum)) where portable computes (x - max) - log(sum); the association costs up to an ulp of "
+    "max + log(sum), which is many ulp of an output near 0: measured 62); etch follows the portable order "
+    "(equal bit for bit to a model calling glibc expf/logf)"
+)
+
+CASES = [
+    # ---- sum
+    # The pip runtime's sum.IntList is kernels/optimized; on short rows its
+    # result equals the portable sequential sum (measured), on long rows not.
+    case("sum_f32_lastdim", Fn(lambda x: x.sum(-1)), (X,)),
+    case("sum_f32_long_rows", Fn(lambda x: x.sum(-1)), (randn(4, 1000),), rule={"ulp": 24}, why=SUM_WHY),
+    case("sum_f32_dims_keepdim", Fn(lambda x: x.sum((0, 2), keepdim=True)), (X,)),
+    case("sum_f32_all", Fn(lambda x: x.sum()), (X,)),
+    case("sum_f32_dim1", Fn(lambda x: x.sum(1)), (X,)),
+    case("sum_i8_to_i64", Fn(lambda x: x.sum(1)), (torch.randint(-128, 128, (3, 50, 2), dtype=torch.int8),)),
+    case("sum_i32_all", Fn(lambda x: x.sum()), (torch.randint(-(2**31), 2**31 - 1, (4, 6), dtype=torch.int32),)),
+    # ---- mean
+    case("mean_f32_hw_keepdim", Fn(lambda x: x.mean((-1, -2), keepdim=True)), (X,)),
+    case("mean_f32_dim1", Fn(lambda x: x.mean(1)), (X,)),
+    case("mean_f32_lastdim", Fn(lambda x: x.mean(-1)), (X,)),
+    case("mean_f32_all", Fn(lambda x: x.mean()), (X,)),
+    case("mean_f32_edges", Fn(lambda x: x.mean(0)), (with_edges(randn(2, 8)),)),
+    # ---- amax / amin
+    case("amax_f32_dims", Fn(lambda x: torch.amax(x, (1, 3))), (with_edges(X),)),
+    case("amax_f32_lastdim_keepdim", Fn(lambda x: torch.amax(x, -1, keepdim=True)), (with_edges(randn(4, 5)),)),
+    case("amin_f32_dim0", Fn(lambda x: torch.amin(x, 0)), (with_edges(randn(4, 5)),)),
+    case("amax_f32_ties", Fn(lambda x: torch.amax(x, 1)), (ties(3, 6),)),
+    case("amin_f32_ties", Fn(lambda x: torch.amin(x, 1)), (ties(3, 6),)),
+    case("amax_i32", Fn(lambda x: torch.amax(x, 1)), (torch.randint(-100, 100, (3, 7), dtype=torch.int32),)),
+    # ---- argmax / argmin
+    case("argmax_f32_all", Fn(lambda x: torch.argmax(x)), (X,)),
+    case("argmax_f32_dim_keepdim", Fn(lambda x: torch.argmax(x, -1, keepdim=True)), (with_edges(randn(4, 5)),)),
+    case("argmin_f32_dim1", Fn(lambda x: torch.argmin(x, 1)), (with_edges(X),)),
+    case("argmax_f32_ties", Fn(lambda x: torch.argmax(x, 1)), (ties(4, 6),)),
+    case("argmin_f32_ties", Fn(lambda x: torch.argmin(x, 0)), (ties(4, 6),)),
+    case("argmax_i64", Fn(lambda x: torch.argmax(x, 0)), (torch.randint(-5, 5, (6, 3), dtype=torch.int64),)),
+    # ---- max.dim / min.dim
+    case("max_dim_f32", Fn(lambda x: tuple(torch.max(x, 1))), (with_edges(randn(3, 5, 2)),)),
+    case("min_dim_f32_keepdim", Fn(lambda x: tuple(torch.min(x, -1, keepdim=True))), (ties(4, 6),)),
+    case("max_dim_i8", Fn(lambda x: tuple(torch.max(x, 0))), (torch.randint(-128, 128, (5, 4), dtype=torch.int8),)),
+    # ---- var
+    case("var_f32_dim", Fn(lambda x: x.var(1)), (X,)),
+    case("var_f32_all_biased", Fn(lambda x: x.var(unbiased=False)), (X,)),
+    case("var_f32_dims_keepdim", Fn(lambda x: torch.var(x, (2, 3), correction=0, keepdim=True)), (X,)),
+    # ---- cumsum
+    case("cumsum_f32_dim1", Fn(lambda x: torch.cumsum(x, 1)), (X,)),
+    case("cumsum_f32_lastdim", Fn(lambda x: torch.cumsum(x, -1)), (with_edges(randn(3, 6)),)),
+    case("cumsum_i32_to_i64", Fn(lambda x: torch.cumsum(x, 0)), (torch.randint(-(2**31), 2**31 - 1, (5, 3), dtype=torch.int32),)),
+    # ---- softmax / log_softmax
+    case("softmax_f32_dim1", Fn(lambda x: torch.softmax(x, 1)), (X,)),
+    case("softmax_f32_lastdim", Fn(lambda x: torch.softmax(x, -1)), (randn(3, 10) * 8,)),
+    case("softmax_f32_inf", Fn(lambda x: torch.softmax(x, 0)), (torch.tensor([[0.0, -float("inf"), 1.0], [-float("inf"), -float("inf"), 2.0]]),)),
+    # kernels/optimized _log_softmax in the pip runtime (see LOG_SOFTMAX_WHY).
+    case("log_softmax_f32_lastdim", Fn(lambda x: torch.log_softmax(x, -1)), (randn(3, 10) * 8,), rule={"ulp": 64}, why=LOG_SOFTMAX_WHY),
+    case("log_softmax_f32_long_rows", Fn(lambda x: torch.log_softmax(x, -1)), (randn(2, 1000) * 4,), rule={"ulp": 64}, why=LOG_SOFTMAX_WHY),
+    case("log_softmax_f32_dim1", Fn(lambda x: torch.log_softmax(x, 1)), (X,), rule={"ulp": 64}, why=LOG_SOFTMAX_WHY),
+]
