@@ -151,7 +151,7 @@ impl ErrorSlot {
             code: e.code.as_u32(),
             at: e.at,
             #[cfg(feature = "log")]
-            what: e.what,
+            what: e.what(),
         }
     }
 

@@ -2,11 +2,13 @@
 //!
 //! The codes are the values of `executorch::runtime::Error` (`runtime/core/error.h`),
 //! so a user who sees `0x23` in a log finds the same meaning in ExecuTorch's docs.
-//! Besides the code, an [`Error`] says what was wrong (a static string, so no
-//! formatting machinery is needed) and where (a byte offset into the file, or an
-//! index, depending on `what`).
+//! Besides the code, an [`Error`] says where (a byte offset into the file, or an
+//! index, depending on what failed) and, in builds with the `messages`
+//! feature (host tools), what was wrong as a static string.
 
-/// ExecuTorch's `Error` codes (`runtime/core/error.h`).
+/// ExecuTorch's `Error` codes (`runtime/core/error.h`). Stored as a `u32`:
+/// with `repr(u8)` every `Result` check became a byte compare against the
+/// niche value and the core runtime grew by 4 KB on Cortex-M4F.
 #[repr(u32)]
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum ErrorCode {
@@ -97,32 +99,51 @@ impl ErrorCode {
     }
 }
 
-/// An error: ExecuTorch's code, what was wrong, and where.
+/// An error: ExecuTorch's code, where, and (with `messages`) what was wrong.
 ///
-/// `what` is empty when etch-pte is built with `strip-messages`: firmware
-/// that reports errors by code, as ExecuTorch's runtime does with logging
-/// off, saves the strings and the code that passes them (about 5 KB on
-/// Cortex-M). Codes and `at` are the same either way.
+/// Eight bytes without `messages` (the code and a `u32`), so every `?`
+/// moves two words instead of four.
+/// With `messages` (host builds: the CLI, tests, the C API with `log`) it also
+/// carries a static description; firmware leaves the strings out, and with
+/// them the code that passes them (about 5 KB on Cortex-M). Codes and `at`
+/// are the same either way.
 ///
 /// `at` is a byte offset into the `.pte` file for format errors; other layers
-/// use it for the index named in `what` (a value, an instruction, a byte count).
+/// use it for the index named in the description (a value, an instruction, a
+/// byte count).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Error {
     pub code: ErrorCode,
-    pub what: &'static str,
     pub at: u32,
+    #[cfg(feature = "messages")]
+    pub what: &'static str,
 }
 
 impl Error {
-    /// With the `strip-messages` feature `what` is dropped (stored as `""`),
-    /// so none of the message strings reaches the binary.
+    /// Without the `messages` feature `what` is dropped, so none of the
+    /// message strings reaches the binary.
     pub const fn new(code: ErrorCode, what: &'static str, at: u32) -> Self {
-        let what = if cfg!(feature = "strip-messages") {
-            ""
-        } else {
-            what
-        };
-        Error { code, what, at }
+        #[cfg(not(feature = "messages"))]
+        let _ = what;
+        Error {
+            code,
+            at,
+            #[cfg(feature = "messages")]
+            what,
+        }
+    }
+
+    /// What was wrong; empty without the `messages` feature.
+    pub const fn what(&self) -> &'static str {
+        #[cfg(feature = "messages")]
+        return self.what;
+        #[cfg(not(feature = "messages"))]
+        ""
+    }
+
+    /// The same error at another place (an instruction index, say).
+    pub const fn with_at(self, at: u32) -> Self {
+        Error { at, ..self }
     }
 
     /// An `InvalidProgram` error at a byte offset.
@@ -154,7 +175,7 @@ impl core::fmt::Display for Error {
             "{} (0x{:02x}): {} (at {})",
             self.code.name(),
             self.code.as_u32(),
-            self.what,
+            self.what(),
             self.at
         )
     }

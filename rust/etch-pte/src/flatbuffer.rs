@@ -506,7 +506,7 @@ mod tests {
         assert_eq!(t.scalar::<u32>(0, 0).unwrap(), 7);
         assert_eq!(t.scalar::<u32>(1, 42).unwrap(), 42);
         assert_eq!(
-            t.scalar::<u64>(0, 0).unwrap_err().what,
+            t.scalar::<u64>(0, 0).unwrap_err().what(),
             "field outside the buffer"
         );
     }

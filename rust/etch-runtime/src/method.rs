@@ -555,10 +555,7 @@ impl<'a, 'm> Method<'a, 'm> {
                     ));
                 }
                 let index = base + pc;
-                let at = |e: Error| Error {
-                    at: index as u32,
-                    ..e
-                };
+                let at = |e: Error| e.with_at(index as u32);
                 let mut next = pc + 1;
                 match instructions.get(pc)?.args()? {
                     InstructionArgs::KernelCall { op_index, args } => {

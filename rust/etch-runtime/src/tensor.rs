@@ -72,7 +72,7 @@ impl Shape {
             })?;
         }
         Shape::new(buf.get(..sizes.len()).unwrap_or(&[]), order.bytes())
-            .map_err(|e| Error::new(ErrorCode::InvalidProgram, e.what, t.position() as u32))
+            .map_err(|e| Error::new(ErrorCode::InvalidProgram, e.what(), t.position() as u32))
     }
 
     pub fn rank(&self) -> usize {
