@@ -92,8 +92,46 @@ fn stack_high_water() -> usize {
     }
 }
 
+/// With `unaligned-trap`: an unaligned access faulted (the firmware fails).
+/// Trapping is switched off first: the formatting below is core's, built
+/// without strict alignment.
+#[cfg(feature = "unaligned-trap")]
+#[cortex_m_rt::exception]
+unsafe fn HardFault(frame: &cortex_m_rt::ExceptionFrame) -> ! {
+    trap(false);
+    // CFSR (0xE000ED28): bit 24 = UNALIGNED (UsageFault status).
+    // SAFETY: a read of a System Control Block register.
+    let cfsr = unsafe { core::ptr::read_volatile(0xE000_ED28 as *const u32) };
+    hprintln!(
+        "fault: CFSR 0x{:08x} (UNALIGNED {}) pc 0x{:08x}",
+        cfsr,
+        (cfsr >> 24) & 1,
+        frame.pc()
+    );
+    debug::exit(debug::EXIT_FAILURE);
+    loop {}
+}
+
+/// CCR.UNALIGN_TRP (bit 3 of 0xE000ED14) on or off: with `unaligned-trap`
+/// it is on exactly while etch's code runs (load, input, execute, output).
+#[inline(always)]
+fn trap(on: bool) {
+    #[cfg(feature = "unaligned-trap")]
+    // SAFETY: a read-modify-write of a System Control Block register.
+    unsafe {
+        let ccr = 0xE000_ED14 as *mut u32;
+        let v = core::ptr::read_volatile(ccr);
+        core::ptr::write_volatile(ccr, if on { v | 1 << 3 } else { v & !(1 << 3) });
+        cortex_m::asm::dsb();
+        cortex_m::asm::isb();
+    }
+    let _ = on;
+}
+
 #[entry]
 fn main() -> ! {
+    #[cfg(feature = "unaligned-trap")]
+    hprintln!("unaligned_trap on around etch's calls");
     paint_stack();
     // SAFETY: main runs once; these statics are only borrowed here.
     let (arena, state): (&mut [u8], &mut [u8]) =
@@ -102,7 +140,11 @@ fn main() -> ! {
     let ok = run(arena, state);
     mark(MAX_MARKERS - 1);
     hprintln!("stack_bytes {}", stack_high_water());
-    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    debug::exit(if ok {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
     loop {}
 }
 
@@ -118,7 +160,10 @@ mod rt {
 
     #[inline(never)]
     pub fn program(bytes: &[u8]) -> Result<Program<'_>, Error> {
-        Program::from_bytes(bytes, Verification::InternalConsistency)
+        crate::trap(true);
+        let r = Program::from_bytes(bytes, Verification::InternalConsistency);
+        crate::trap(false);
+        r
     }
 
     #[inline(never)]
@@ -147,17 +192,26 @@ mod rt {
         state: &'m mut [u8],
         planned: &'m mut [&'m mut [u8]],
     ) -> Result<Method<'a, 'm>, Error> {
-        Method::load(meta, state, planned, etch_kernels::KERNELS, &[])
+        crate::trap(true);
+        let r = Method::load(meta, state, planned, etch_kernels::KERNELS, &[]);
+        crate::trap(false);
+        r
     }
 
     #[inline(never)]
     pub fn set_input(method: &mut Method<'_, '_>, bytes: &[u8]) -> Result<(), Error> {
-        method.set_input_bytes(0, bytes)
+        crate::trap(true);
+        let r = method.set_input_bytes(0, bytes);
+        crate::trap(false);
+        r
     }
 
     #[inline(never)]
     pub fn execute(method: &mut Method<'_, '_>) -> Result<(), Error> {
-        method.execute_observed(&mut Markers)
+        crate::trap(true);
+        let r = method.execute_observed(&mut Markers);
+        crate::trap(false);
+        r
     }
 
     /// Whether output 0 is a tensor holding exactly `expected`.
@@ -175,7 +229,9 @@ fn run(arena: &mut [u8], state: &mut [u8]) -> bool {
             return false;
         }
     };
-    let Ok(meta) = rt::meta(&program) else { return false };
+    let Ok(meta) = rt::meta(&program) else {
+        return false;
+    };
     let (need, arena_need, instructions) = rt::needs(&meta);
     hprintln!("model {}", MODEL_NAME);
     hprintln!("method_state_bytes {}", need);

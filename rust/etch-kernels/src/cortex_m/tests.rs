@@ -59,6 +59,9 @@ fn out_size(i: usize, k: usize, s: usize, p: usize, d: usize) -> usize {
     (i + 2 * p).saturating_sub(d * (k - 1) + 1) / s + 1
 }
 
+/// Random cases per test; a few under Miri (docs/robustness.md).
+const CASES: usize = if cfg!(miri) { 6 } else { 300 };
+
 #[test]
 fn requantize_matches_reference_over_shifts_and_signs() {
     let mut r = Rng(7);
@@ -147,7 +150,7 @@ fn ref_pos(o: usize, k: usize, s: usize, p: usize, d: usize, size: usize) -> Opt
 #[test]
 fn conv_matches_reference() {
     let mut r = Rng(0x5eed);
-    for _ in 0..300 {
+    for _ in 0..CASES {
         let (c_in, c_out) = (r.range(1, 5) as usize, r.range(1, 6) as usize);
         let Case { g, q } = random_case(&mut r, c_in, c_out);
         let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
@@ -197,7 +200,7 @@ fn conv_matches_reference() {
 #[test]
 fn depthwise_matches_reference() {
     let mut r = Rng(0xd0d0);
-    for _ in 0..300 {
+    for _ in 0..CASES {
         let c_in = r.range(1, 4) as usize;
         let ch_mult = r.range(1, 3) as usize;
         let c_out = c_in * ch_mult;
@@ -269,7 +272,7 @@ fn depthwise_matches_reference() {
 #[test]
 fn fully_connected_encodings_agree_with_reference() {
     let mut r = Rng(0xfc);
-    for _ in 0..300 {
+    for _ in 0..CASES {
         let (batches, inf, outf) = (
             r.range(1, 3) as usize,
             r.range(1, 40) as usize,
@@ -363,7 +366,7 @@ fn fully_connected_encodings_agree_with_reference() {
 #[test]
 fn pools_match_reference() {
     let mut r = Rng(0x9001);
-    for _ in 0..300 {
+    for _ in 0..CASES {
         let c = r.range(1, 5) as usize;
         let Case { mut g, .. } = random_case(&mut r, c, c);
         g.dilation = (1, 1);
