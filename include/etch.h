@@ -135,6 +135,11 @@
 #endif
 
 /**
+ * Most positions (arguments and returns) a C kernel's schema may have.
+ */
+#define ETCH_MAX_KERNEL_ARGS 16
+
+/**
  * Most labels a model may have (scores per `etch_kws_push_int8`).
  */
 #define ETCH_KWS_MAX_LABELS 16
@@ -216,6 +221,12 @@
 #define ETCH_MAX_NAME_LEN 255
 
 /**
+ * Opaque (C sees an incomplete type): the running kernel's view of its
+ * call, valid only during the call it was passed to.
+ */
+typedef struct etch_kernel_context_t etch_kernel_context_t;
+
+/**
  * Result of every fallible call: ExecuTorch's numeric error code
  * (`ETCH_OK` = 0). A plain integer rather than a C enum, so a value C
  * passes in (`etch_status_str`) can never be an invalid Rust enum.
@@ -239,6 +250,41 @@ typedef struct {
 typedef struct {
   uint64_t _opaque[ETCH_FRONTEND_STREAM_WORDS];
 } etch_frontend_stream_t;
+
+/**
+ * A kernel written in C: reads its arguments and writes its outputs through
+ * `ctx`, returns `ETCH_OK` or an error status (which `etch_method_execute`
+ * then returns, with the instruction's index).
+ */
+typedef etch_status_t (*etch_kernel_fn)(etch_kernel_context_t *ctx);
+
+/**
+ * An input or output tensor.
+ */
+typedef struct {
+  /**
+   * ExecuTorch `ScalarType` code (`ETCH_DTYPE_CHAR` = int8, ...).
+   */
+  int32_t dtype;
+  /**
+   * Number of dimensions; `sizes` and `dim_order` entries past it are 0.
+   */
+  size_t dim;
+  int32_t sizes[ETCH_MAX_DIMS];
+  /**
+   * Memory order of the dimensions (`0, 1, 2, 3` contiguous, `0, 2, 3, 1`
+   * channels-last).
+   */
+  uint8_t dim_order[ETCH_MAX_DIMS];
+  /**
+   * Bytes `etch_method_set_input` expects / `etch_method_output` returns.
+   */
+  size_t nbytes;
+  /**
+   * Whether the exporter planned its memory (inputs must be, to be set).
+   */
+  bool is_memory_planned;
+} etch_tensor_info_t;
 
 /**
  * The recognizer's state. Caller-allocated; set up by `etch_kws_init`.
@@ -357,34 +403,6 @@ typedef struct {
    */
   size_t method_state_bytes;
 } etch_method_meta_t;
-
-/**
- * An input or output tensor.
- */
-typedef struct {
-  /**
-   * ExecuTorch `ScalarType` code (`ETCH_DTYPE_CHAR` = int8, ...).
-   */
-  int32_t dtype;
-  /**
-   * Number of dimensions; `sizes` and `dim_order` entries past it are 0.
-   */
-  size_t dim;
-  int32_t sizes[ETCH_MAX_DIMS];
-  /**
-   * Memory order of the dimensions (`0, 1, 2, 3` contiguous, `0, 2, 3, 1`
-   * channels-last).
-   */
-  uint8_t dim_order[ETCH_MAX_DIMS];
-  /**
-   * Bytes `etch_method_set_input` expects / `etch_method_output` returns.
-   */
-  size_t nbytes;
-  /**
-   * Whether the exporter planned its memory (inputs must be, to be set).
-   */
-  bool is_memory_planned;
-} etch_tensor_info_t;
 
 #define ETCH_OK 0
 
@@ -534,6 +552,94 @@ etch_status_t etch_frontend_stream_features_int8(const etch_frontend_stream_t *s
                                                  int8_t *out,
                                                  size_t out_len,
                                                  int16_t *peak);
+
+/**
+ * Registers a kernel written in C for the operator `schema` declares, e.g.
+ * `"etch_demo::scaled_softsign.out(Tensor x, float s, *, Tensor(a!) out) -> Tensor(a!)"`
+ * (ExecuTorch's schema line, namespace first, NUL-terminated, at most
+ * `ETCH_MAX_NAME_LEN` bytes). The string must stay valid and unchanged for
+ * as long as the library is used (a string literal): the registry keeps a
+ * pointer to it. Registered kernels take the registry's free slots
+ * (`etch_kernel_registry_capacity() - etch_kernel_count()`, set at build
+ * time by `ETCH_KERNEL_REGISTRY_SIZE` / `CONFIG_ETCH_KERNEL_REGISTRY_SIZE`)
+ * and are searched after the built-in ones when a method loads.
+ *
+ * Returns, as ExecuTorch's `register_kernels`:
+ * `ETCH_REGISTRATION_EXCEEDING_MAX_KERNELS` when no slot is free,
+ * `ETCH_REGISTRATION_ALREADY_REGISTERED` when the operator has a kernel
+ * (built in or registered); `ETCH_INVALID_ARGUMENT` for a NULL `run` or
+ * `schema`, or a schema the parser rejects (unknown type, no `->`, more
+ * than `ETCH_MAX_KERNEL_ARGS` positions). The registry is unchanged on error.
+ *
+ * # Safety
+ * Register before loading the methods that use the kernel, from one thread
+ * at a time and not during any other etch call (the registry is the
+ * library's only global state; like ExecuTorch's `register_kernels` it is
+ * not thread-safe). `schema` as above.
+ */
+etch_status_t etch_register_kernel(const char *schema, etch_kernel_fn run);
+
+/**
+ * Number of positions in the kernel's call (arguments, then returns), as
+ * the schema lists them.
+ *
+ * # Safety
+ * `ctx` as passed to the kernel; `out` NULL or writable.
+ */
+etch_status_t etch_kernel_num_args(etch_kernel_context_t *ctx, size_t *out);
+
+/**
+ * Argument `i` as an integer (`int`, `SymInt`, `ScalarType`).
+ *
+ * # Safety
+ * `ctx` as passed to the kernel; `out` NULL or writable.
+ */
+etch_status_t etch_kernel_arg_int(etch_kernel_context_t *ctx, size_t i, int64_t *out);
+
+/**
+ * Argument `i` as a double: a `float`, or a `Scalar` (int and bool
+ * converted).
+ *
+ * # Safety
+ * `ctx` as passed to the kernel; `out` NULL or writable.
+ */
+etch_status_t etch_kernel_arg_double(etch_kernel_context_t *ctx, size_t i, double *out);
+
+/**
+ * Argument `i` as a bool.
+ *
+ * # Safety
+ * `ctx` as passed to the kernel; `out` NULL or writable.
+ */
+etch_status_t etch_kernel_arg_bool(etch_kernel_context_t *ctx, size_t i, bool *out);
+
+/**
+ * Tensor argument `i`, read-only: its data (constant data may sit in
+ * flash: never write through it) and its dtype, sizes, dim order and
+ * byte count. `ETCH_INVALID_ARGUMENT` if the argument is not a tensor or
+ * is None.
+ *
+ * # Safety
+ * `ctx` as passed to the kernel; `data` and `info` NULL or writable.
+ */
+etch_status_t etch_kernel_input(etch_kernel_context_t *ctx,
+                                size_t i,
+                                const void **data,
+                                etch_tensor_info_t *info);
+
+/**
+ * Tensor argument `i` for writing (the `out` argument): its planned
+ * memory and its dtype, sizes, dim order and byte count.
+ * `ETCH_INVALID_ARGUMENT` if the argument is not a tensor or is constant.
+ *
+ * # Safety
+ * `ctx` as passed to the kernel; `data` and `info` NULL or writable. The
+ * data pointer is valid during this kernel call only.
+ */
+etch_status_t etch_kernel_output(etch_kernel_context_t *ctx,
+                                 size_t i,
+                                 void **data,
+                                 etch_tensor_info_t *info);
 
 /**
  * Sets up `k` with `config` (checked: `ETCH_INVALID_ARGUMENT` for labels
@@ -840,17 +946,16 @@ size_t etch_kernel_count(void);
 /**
  * Capacity of the kernel registry: `ETCH_KERNEL_REGISTRY_SIZE` at build
  * time, or the kernel count when that was 0 (the default: exactly the
- * selection). Slots past `etch_kernel_count()` are empty reserve (one
- * table entry of flash each) that is never searched; they let a fixed
- * `CONFIG_ETCH_KERNEL_REGISTRY_SIZE` keep building while the model's
- * selection changes. A size below the selection fails the build with the
- * number needed.
+ * selection). Slots past `etch_kernel_count()` take kernels registered with
+ * `etch_register_kernel`. A size below the selection fails the build with
+ * the number needed.
  */
 size_t etch_kernel_registry_capacity(void);
 
 /**
- * Name of compiled-in kernel `i` (`"cortex_m::quantized_conv2d.out"`), not
- * NUL-terminated: `*name` gets its first byte, `*len` its length.
+ * Name of kernel `i` (`"cortex_m::quantized_conv2d.out"`; the compiled-in
+ * ones first, then the registered ones), not NUL-terminated: `*name` gets
+ * its first byte, `*len` its length.
  *
  * # Safety
  * `name` and `len` must be NULL or valid for writing.

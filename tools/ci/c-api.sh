@@ -10,7 +10,8 @@
 #  5. a too-small ETCH_KERNEL_REGISTRY_SIZE fails the build naming the number;
 #  6. the C harness (tests/c-api) passes on x86_64 and i686 Linux (full
 #     library with logging; a reduced one for OperatorMissing and a registry
-#     larger than the selection) and bare metal on qemu-system-arm:
+#     larger than the selection, whose free slots take kernels written in C:
+#     custom_kernel.c) and bare metal on qemu-system-arm:
 #     mps2-an385 (Cortex-M3), mps2-an386 (M4F, DSP kernels), mps2-an505
 #     (M33F), whose exit status follows the result.
 # Usage: tools/ci/c-api.sh [--regen]
@@ -198,6 +199,16 @@ compile "$out/harness-reduced" gcc $cflags -DEXPECT_KERNELS=1 -DEXPECT_FEATURES=
   -DREDUCED -DEXPECT_MISSING=5 "$h/harness.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" \
   "$out/cargo-reduced/release/libetch.a" -Wl,--gc-sections
 run "harness x86_64-linux reduced library" "$out/harness-reduced"
+# Kernels written in C (etch_register_kernel) in the reduced library's 3
+# free registry slots: the custom operator of tests/custom runs bit-exact;
+# missing, duplicate, over-capacity and mismatched-schema registrations give
+# their exact codes.
+python3 "$h/gen_custom.py" "$out/custom_fixture.c"
+for variant in "" WRONG_SCHEMA; do
+  compile "$out/custom-kernel$variant" gcc $cflags ${variant:+-D$variant} -fsanitize=address,undefined \
+    "$h/custom_kernel.c" "$out/custom_fixture.c" "$out/cargo-reduced/release/libetch.a" -lm -Wl,--gc-sections
+  run "C kernels x86_64-linux${variant:+ ($variant)}" "$out/custom-kernel$variant"
+done
 # Bare metal: the firmware libraries on QEMU's Arm MPS2 boards, through
 # newlib's semihosting (rdimon); each run's exit status is the result.
 qemu() { timeout 300 qemu-system-arm -M "$1" -semihosting-config enable=on,target=native -nographic -kernel "$2"; }

@@ -10,6 +10,7 @@ mod inspect;
 mod kws;
 mod listen;
 mod npy;
+mod ops;
 mod plan;
 mod run;
 mod select;
@@ -44,6 +45,8 @@ enum Command {
     Select(select::Args),
     /// Memory plan: placement and lifetime of each tensor.
     Plan(plan::Args),
+    /// The operators etch implements (--markdown: docs/operators.md).
+    Ops(ops::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::main(a),
         Command::Select(a) => select::main(a),
         Command::Plan(a) => plan::main(a),
+        Command::Ops(a) => ops::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -35,8 +35,13 @@ pub struct Selection {
     pub dtypes: BTreeSet<&'static str>,
 }
 
-/// Adds what `file`'s methods call to `sel`.
-pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> {
+/// Calls `f(op, None)` for every kernel call of `file`'s methods (`op` as
+/// `ns::name.overload`), then `f(op, Some(dtype feature))` for each of its
+/// tensor arguments whose element type has a feature.
+pub fn visit(
+    file: &PteFile<'_>,
+    f: &mut dyn FnMut(&str, Option<&'static str>),
+) -> etch_pte::Result<()> {
     for plan in file.program().execution_plan()?.iter() {
         let plan = plan?;
         let values = plan.values()?;
@@ -48,15 +53,16 @@ pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> 
                 };
                 let op = operators.get(op_index as usize)?;
                 let (name, overload) = (op.name()?, op.overload()?);
-                sel.ops.insert(if overload.is_empty() {
+                let op = if overload.is_empty() {
                     name.to_string()
                 } else {
                     format!("{name}.{overload}")
-                });
+                };
+                f(&op, None);
                 for a in args.iter() {
                     if let Value::Tensor(t) = values.get(a? as usize)?.value()? {
-                        if let Some(f) = dtype_feature(t.scalar_type()?) {
-                            sel.dtypes.insert(f);
+                        if let Some(d) = dtype_feature(t.scalar_type()?) {
+                            f(&op, Some(d));
                         }
                     }
                 }
@@ -64,6 +70,18 @@ pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> 
         }
     }
     Ok(())
+}
+
+/// Adds what `file`'s methods call to `sel`.
+pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> {
+    visit(file, &mut |op, dtype| match dtype {
+        None => {
+            sel.ops.insert(op.to_string());
+        }
+        Some(d) => {
+            sel.dtypes.insert(d);
+        }
+    })
 }
 
 /// The operators and dtypes the programs need (selective build).

@@ -2,8 +2,9 @@
 //! cbindgen).
 //!
 //! Rules every function follows:
-//! - no global or static mutable state: everything lives in caller-allocated
-//!   handles (`etch_program_t`, `etch_method_t`, sized in the header so C can
+//! - no global or static mutable state but the kernel registry (kernels
+//!   registered with `etch_register_kernel` at start-up): everything else
+//!   lives in caller-allocated handles (`etch_program_t`, `etch_method_t`, sized in the header so C can
 //!   declare them statically) and caller-owned buffers;
 //! - NULL pointers, misaligned handles, short or wrapping lengths,
 //!   unterminated names and overlapping buffers give status codes
@@ -18,6 +19,7 @@
 
 #[cfg(feature = "frontend")]
 mod frontend;
+mod kernel;
 #[cfg(feature = "frontend")]
 mod kws;
 mod log;
@@ -31,6 +33,7 @@ mod tests;
 
 #[cfg(feature = "frontend")]
 pub use frontend::*;
+pub use kernel::*;
 #[cfg(feature = "frontend")]
 pub use kws::*;
 pub use log::*;

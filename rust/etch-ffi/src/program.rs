@@ -309,7 +309,14 @@ pub struct etch_tensor_info_t {
 
 impl etch_tensor_info_t {
     pub(crate) fn of(info: &TensorInfo) -> Self {
-        let shape: &Shape = &info.shape;
+        etch_tensor_info_t {
+            is_memory_planned: info.is_memory_planned,
+            ..Self::of_view(info.dtype, &info.shape, info.nbytes)
+        }
+    }
+
+    /// A tensor a kernel sees (`is_memory_planned` false).
+    pub(crate) fn of_view(dtype: etch_runtime::ScalarType, shape: &Shape, nbytes: usize) -> Self {
         let mut sizes = [0i32; ETCH_MAX_DIMS];
         let mut dim_order = [0u8; ETCH_MAX_DIMS];
         for (d, s) in sizes.iter_mut().zip(shape.sizes()) {
@@ -319,12 +326,12 @@ impl etch_tensor_info_t {
             *d = *s;
         }
         etch_tensor_info_t {
-            dtype: info.dtype.0 as i32,
+            dtype: dtype.0 as i32,
             dim: shape.rank(),
             sizes,
             dim_order,
-            nbytes: info.nbytes,
-            is_memory_planned: info.is_memory_planned,
+            nbytes,
+            is_memory_planned: false,
         }
     }
 }

@@ -365,7 +365,9 @@ pub fn parse<'s>(schema: &'s str, kinds: &mut [ArgKind]) -> Result<Parsed<'s>> {
     let bad = |what| Error::new(ErrorCode::InvalidArgument, what, 0);
     let open = open_paren(schema.as_bytes()).ok_or(bad("schema has no argument list"))?;
     let name = schema.get(..open).unwrap_or("").trim();
-    if name.is_empty() || !name.contains("::") || name.contains(' ') {
+    // Byte tests, not `str::contains`: its substring search can panic-link.
+    let b = name.as_bytes();
+    if !b.windows(2).any(|w| w == b"::") || b.contains(&b' ') {
         return Err(bad("schema has no namespace::name"));
     }
     let args = all_kinds(schema, kinds).ok_or(bad("malformed schema or unknown schema type"))?;

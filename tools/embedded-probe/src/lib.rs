@@ -70,10 +70,11 @@ pub extern "C" fn probe_core(
     r.unwrap_or_else(|e| 0x8000_0000 | e.code.as_u32())
 }
 
-/// Loads "forward" with the DS-CNN kernels into static memory, runs it on
-/// the input bytes given, and returns the first output byte (or the error
-/// code with the top bit set): the whole path a firmware takes.
-#[cfg(feature = "kernels")]
+/// Loads "forward" with the selected kernels (the DS-CNN ones with
+/// `kernels`) into static memory, runs it on the input bytes given, and
+/// returns the first output byte (or the error code with the top bit set):
+/// the whole path a firmware takes.
+#[cfg(feature = "select")]
 #[no_mangle]
 pub extern "C" fn probe_run(data: *const u8, len: usize, input: *const u8, input_len: usize) -> u32 {
     use etch_runtime::{Method, Output, Program, Verification};
