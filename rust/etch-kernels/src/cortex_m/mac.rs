@@ -121,9 +121,9 @@ pub(crate) struct Scalar;
 /// The bounds both `asm!` versions of [`Mac::dw_row`] rely on, checked once
 /// per row: `n ≥ 1` tap runs of at least `4·blocks` bytes, `2n·blocks`
 /// weight words and `4·blocks` accumulators in and out. Returns `n`.
-#[cfg(any(etch_thumb2, all(target_arch = "arm", feature = "dsp")))]
+#[cfg(any(test, etch_thumb2, all(target_arch = "arm", feature = "dsp")))]
 #[inline(always)]
-fn dw_row_bounds(
+pub(crate) fn dw_row_bounds(
     taps: &Taps<'_>,
     w: &[u32],
     init: &[i32],

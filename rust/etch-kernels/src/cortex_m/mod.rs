@@ -473,4 +473,6 @@ fn pool(
 }
 
 #[cfg(test)]
+mod asm_equiv;
+#[cfg(test)]
 mod tests;
