@@ -33,6 +33,8 @@ pub struct Selection {
     /// `ns::name.overload` of every operator some instruction calls.
     pub ops: BTreeSet<String>,
     pub dtypes: BTreeSet<&'static str>,
+    /// Backend ids of the programs' delegates (`XnnpackBackend`, ...).
+    pub delegates: BTreeSet<String>,
 }
 
 /// Calls `f(op, None)` for every kernel call of `file`'s methods (`op` as
@@ -46,6 +48,9 @@ pub fn visit(
         let plan = plan?;
         let values = plan.values()?;
         let operators = plan.operators()?;
+        for d in plan.delegates()?.iter() {
+            sel.delegates.insert(d?.id()?.to_string());
+        }
         for chain in plan.chains()?.iter() {
             for instr in chain?.instructions()?.iter() {
                 let InstructionArgs::KernelCall { op_index, args } = instr?.args()? else {
@@ -93,10 +98,16 @@ pub struct Args {
     /// Output form.
     #[arg(long, default_value = "cargo", value_parser = ["cargo", "kconfig", "list"])]
     format: String,
+    /// A delegate backend the application registers itself (repeatable);
+    /// any other delegate in the programs is an error, since the program
+    /// would fail at run time with NotFound (0x20).
+    #[arg(long = "allow-delegate", value_name = "BACKEND")]
+    allow_delegates: Vec<String>,
 }
 
 pub fn main(a: Args) -> Result<(), String> {
     let (format, paths) = (a.format, a.paths);
+    let allowed = a.allow_delegates;
     let mut sel = Selection::default();
     for path in &paths {
         let bytes = Aligned::from_bytes(&crate::read_file(path)?);
@@ -114,6 +125,21 @@ pub fn main(a: Args) -> Result<(), String> {
     if !unknown.is_empty() {
         let list: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
         return Err(format!("etch has no kernel for: {}", list.join(", ")));
+    }
+    let foreign: Vec<&str> = sel
+        .delegates
+        .iter()
+        .filter(|d| !allowed.contains(d))
+        .map(String::as_str)
+        .collect();
+    if !foreign.is_empty() {
+        return Err(format!(
+            "the program delegates to {}: etch has no such backend, so it would fail at run time \
+             with NotFound (0x20). Export without that partitioner (etch runs the portable and \
+             cortex_m operators), or pass --allow-delegate NAME if your application registers \
+             the backend itself",
+            foreign.join(", ")
+        ));
     }
     match format.as_str() {
         "list" => {

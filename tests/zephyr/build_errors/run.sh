@@ -51,6 +51,11 @@ expect_failure registry_too_small_all_ops "set it to at least" \
 expect_failure unknown_operator "etch has no kernel for 'aten::no_such_op.out'" \
   -DCONFIG_ETCH_OPS=\"aten::no_such_op.out\"
 
+# A program delegated to a backend etch does not have (XNNPACK) fails the
+# build, naming the delegate, instead of failing at run time with NotFound.
+expect_failure foreign_delegate "the program delegates to XnnpackBackend" \
+  -DCONFIG_ETCH_MODEL=\"../../../fixtures/tiny_xnnpack_delegate.pte\"
+
 if [ "$failures" -ne 0 ]; then
   echo "build_errors: $failures case(s) failed"
   exit 1
