@@ -40,6 +40,13 @@ Per program `<model>_<path>`:
 (`cargo test -p etch-cli --test zoo -- --nocapture` prints the model × path table); programs waiting
 for operators are in its `PENDING` list.
 
+Where does etch part from the reference? f32/int8 programs:
+`venv/bin/python tools/export/zoo_trace.py tests/zoo/X.pte tests/zoo/X.input0.npy ref/` writes
+ExecuTorch's runtime's per-instruction outputs (ETDump debug buffer), then
+`etch run tests/zoo/X.pte --input tests/zoo/X.input0.npy --trace-compare ref/` names the first
+differing instruction. cm programs: `zoo.py OUT --only X --intermediates` writes the reference
+graph's node outputs (`OUT/X.intermediates.npz`) for `--trace-compare`.
+
 | program | model | bytes | arena | operators (execution plan) | optimized in ref. | rule |
 |---|---|---:|---:|---|---|---|
 """
