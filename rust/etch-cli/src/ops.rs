@@ -152,6 +152,11 @@ pub fn markdown(root: &Path) -> Result<String, String> {
          the tensors its calls take in the fixture programs (`tests/fixtures`, `tests/ops`, \
          `tests/zoo`, `tests/custom`), i.e. what the tests exercise; *programs* name them.\n"
     );
+    let _ = writeln!(
+        w,
+        "Flash each operator costs on a Cortex-M4F: [operator-flash.md](operator-flash.md) \
+         (`tools/ci/flash-per-op.sh`).\n"
+    );
     let _ = writeln!(w, "| Schema | Family | Element types | Programs |");
     let _ = writeln!(w, "|---|---|---|---|");
     for k in &kernels {
