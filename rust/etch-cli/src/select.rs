@@ -48,9 +48,6 @@ pub fn visit(
         let plan = plan?;
         let values = plan.values()?;
         let operators = plan.operators()?;
-        for d in plan.delegates()?.iter() {
-            sel.delegates.insert(d?.id()?.to_string());
-        }
         for chain in plan.chains()?.iter() {
             for instr in chain?.instructions()?.iter() {
                 let InstructionArgs::KernelCall { op_index, args } = instr?.args()? else {
@@ -79,6 +76,11 @@ pub fn visit(
 
 /// Adds what `file`'s methods call to `sel`.
 pub fn collect(file: &PteFile<'_>, sel: &mut Selection) -> etch_pte::Result<()> {
+    for plan in file.program().execution_plan()?.iter() {
+        for d in plan?.delegates()?.iter() {
+            sel.delegates.insert(d?.id()?.to_string());
+        }
+    }
     visit(file, &mut |op, dtype| match dtype {
         None => {
             sel.ops.insert(op.to_string());
