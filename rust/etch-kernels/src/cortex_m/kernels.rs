@@ -10,7 +10,7 @@
 //! (per-channel weight sums computed once per call; border pixels, where
 //! some taps fall into the padding, sum only their in-bounds weights).
 
-use super::mac::{pair, Mac};
+use super::mac::Mac;
 use super::{ConvQuant, FcEncoding, Window, BAD};
 use crate::error::KernelResult;
 use crate::ops::arith::requantize;
@@ -472,8 +472,6 @@ pub(crate) fn conv<M: Mac>(ops: &ConvOperands<'_>, output: &mut [i8]) -> KernelR
 /// Output channels handled per pass of the depthwise kernels (their weight
 /// sums and requantization parameters live on the stack).
 const CHUNK: usize = 64;
-/// Most kernel taps the single-input-channel depthwise path gathers.
-const MAX_TAPS: usize = 64;
 
 /// Per-chunk constants: `bias + offset·Σ_taps w` and decoded requantization.
 #[allow(clippy::too_many_arguments)]
@@ -536,9 +534,6 @@ pub(crate) fn depthwise<M: Mac>(
     let zp = q.input_offset.wrapping_neg();
     if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
         return depthwise_single_gemm::<M>(ops, output);
-    }
-    if i.c == 1 && kh * kw <= MAX_TAPS && (-128..=127).contains(&zp) {
-        return depthwise_single_input::<M>(ops, output);
     }
     if ch_mult == 1 && (-128..=127).contains(&zp) {
         if M::PACKED_DEPTHWISE && kh * kw <= DW_MAX_TAPS {
@@ -969,102 +964,6 @@ pub(crate) fn depthwise_single_gemm<M: Mac>(
             oc += 4;
         }
         p0 += pn;
-    }
-    Ok(())
-}
-
-/// Depthwise with one input channel (DS-CNN's first layer: a plain conv
-/// with `C_out` filters exported with depth multiplier `C_out`). Two pixels
-/// at a time: their window values are gathered once, padding taps filled
-/// with the input zero point (whose offset-corrected value is 0, so they
-/// add nothing), then every four-channel block runs all taps with eight
-/// accumulators.
-pub(crate) fn depthwise_single_input<M: Mac>(
-    ops: &ConvOperands<'_>,
-    output: &mut [i8],
-) -> KernelResult {
-    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
-    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
-    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
-    let ntaps = kh * kw;
-    let cout = o.c;
-    let off = q.input_offset;
-    let zp = off.wrapping_neg() as i8;
-    let mut full = [0i32; CHUNK];
-    let mut req = [Requant::new(0, 0); CHUNK];
-    let mut xs = [0u32; MAX_TAPS];
-    let gather = |b: usize, oy: usize, ox: usize, ky: usize, kx: usize| -> i8 {
-        match (
-            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
-            Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
-        ) {
-            (Some(y), Some(x)) => input.get((b * i.h + y) * i.w + x).copied().unwrap_or(zp),
-            _ => zp,
-        }
-    };
-    let mut c0 = 0;
-    while c0 < cout {
-        let cn = CHUNK.min(cout - c0);
-        chunk_consts(
-            c0, cn, cout, off, filter, bias, mult, shift, &mut full, &mut req,
-        )?;
-        for b in 0..o.n {
-            for oy in 0..o.h {
-                let mut ox = 0;
-                while ox < o.w {
-                    let two = ox + 1 < o.w;
-                    let ox1 = if two { ox + 1 } else { ox };
-                    let mut t = 0;
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            let x = xs.get_mut(t).ok_or(BAD)?;
-                            *x = pair(gather(b, oy, ox, ky, kx), gather(b, oy, ox1, ky, kx));
-                            t += 1;
-                        }
-                    }
-                    let out0 = ((b * o.h + oy) * o.w + ox) * cout;
-                    let mut j = 0;
-                    while j < cn {
-                        let n = 4.min(cn - j);
-                        let c = c0 + j;
-                        let mut acc = [0i32; 8];
-                        let mut wi = c;
-                        if n == 4 {
-                            // Weight index t·C + c + 4 ≤ (ntaps − 1)·C + C =
-                            // filter.len() (checked by the caller) for every
-                            // tap t < ntaps, since c + 4 ≤ C.
-                            let wp = filter.as_ptr();
-                            for &x in xs.get(..ntaps).ok_or(BAD)? {
-                                // SAFETY: in bounds as shown above.
-                                acc = M::bcast_2x4(acc, x, unsafe { at4(wp.add(wi)) });
-                                wi += cout;
-                            }
-                        } else {
-                            for &x in xs.iter().take(ntaps) {
-                                acc = M::bcast_2x4(acc, x, &lanes(filter, wi, n)?);
-                                wi += cout;
-                            }
-                        }
-                        for l in 0..n {
-                            let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
-                                return Err(BAD);
-                            };
-                            put(output, out0 + c + l, q.out(f.wrapping_add(acc[l]), r))?;
-                            if two {
-                                put(
-                                    output,
-                                    out0 + cout + c + l,
-                                    q.out(f.wrapping_add(acc[4 + l]), r),
-                                )?;
-                            }
-                        }
-                        j += 4;
-                    }
-                    ox += 2;
-                }
-            }
-        }
-        c0 += cn;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! integer modulo 2^32 as CMSIS-NN's `Σ (x + offset)·w`. Lengths: the
 //! common prefix of the slices.
 
-use super::dsp::{pack16, smlabb, smlabt, smlad, smlatb, smlatt, sxtb16, sxtb16_ror8, word};
+use super::dsp::{smlabb, smlad, smlatt, sxtb16, sxtb16_ror8, word};
 use super::kernels::Taps;
 use crate::error::KernelError;
 
@@ -99,9 +99,6 @@ pub(crate) trait Mac {
     }
     /// Four channels side by side: `acc[j] + x[j]·w[j]`.
     fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4];
-    /// One input value per pixel for two pixels (`xs` = two int16 lanes,
-    /// pixel 0 low) times four channel weights: `acc[4p + j] + x_p·w[j]`.
-    fn bcast_2x4(acc: [i32; 8], xs: u32, w: &[i8; 4]) -> [i32; 8];
 }
 
 #[cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
@@ -333,22 +330,6 @@ impl Mac for Scalar {
             mac(acc[3], x[3], w[3]),
         ]
     }
-
-    #[inline(always)]
-    fn bcast_2x4(acc: [i32; 8], xs: u32, w: &[i8; 4]) -> [i32; 8] {
-        let (x0, x1) = (xs as u16 as i16 as i32, (xs as i32) >> 16);
-        let m = |a: i32, x: i32, w: i8| a.wrapping_add(x.wrapping_mul(w as i32));
-        [
-            m(acc[0], x0, w[0]),
-            m(acc[1], x0, w[1]),
-            m(acc[2], x0, w[2]),
-            m(acc[3], x0, w[3]),
-            m(acc[4], x1, w[0]),
-            m(acc[5], x1, w[1]),
-            m(acc[6], x1, w[2]),
-            m(acc[7], x1, w[3]),
-        ]
-    }
 }
 
 /// `SXTB16` unpacks four int8 values of a word into two words of int16
@@ -546,28 +527,6 @@ impl Mac for Dsp {
             smlatt(xo, wo, acc[3]),
         ]
     }
-
-    #[inline(always)]
-    fn bcast_2x4(acc: [i32; 8], xs: u32, w: &[i8; 4]) -> [i32; 8] {
-        let w = word(w);
-        let (we, wo) = (sxtb16(w), sxtb16_ror8(w));
-        [
-            smlabb(we, xs, acc[0]),
-            smlabb(wo, xs, acc[1]),
-            smlatb(we, xs, acc[2]),
-            smlatb(wo, xs, acc[3]),
-            smlabt(we, xs, acc[4]),
-            smlabt(wo, xs, acc[5]),
-            smlatt(we, xs, acc[6]),
-            smlatt(wo, xs, acc[7]),
-        ]
-    }
-}
-
-/// Packs the input values of two pixels for [`Mac::bcast_2x4`].
-#[inline(always)]
-pub(crate) fn pair(x0: i8, x1: i8) -> u32 {
-    pack16(x0 as i32, x1 as i32)
 }
 
 /// The pointwise inner loop on Arm with DSP: one `asm!` loop, because LLVM

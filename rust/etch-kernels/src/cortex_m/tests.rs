@@ -573,14 +573,6 @@ fn dsp_and_scalar_building_blocks_agree() {
             .collect();
         assert_eq!(Scalar::mul4(a4, x4, w4).to_vec(), want);
         assert_eq!(Dsp::mul4(a4, x4, w4).to_vec(), want);
-        let (p0, p1) = (r.range(-255, 255) as i32, r.range(-255, 255) as i32);
-        let xs = super::dsp::pack16(p0, p1);
-        let a8: [i32; 8] = acc[..].try_into().unwrap();
-        let want: Vec<i32> = (0..8)
-            .map(|k| a8[k].wrapping_add([p0, p1][k / 4] * w[k % 4] as i32))
-            .collect();
-        assert_eq!(Scalar::bcast_2x4(a8, xs, w4).to_vec(), want);
-        assert_eq!(Dsp::bcast_2x4(a8, xs, w4).to_vec(), want);
     }
 }
 
@@ -767,8 +759,6 @@ fn dscnn_shapes_match_reference_on_both_paths() {
                     kernels::depthwise_packed::<Dsp>,
                 ],
                 Some(_) => vec![
-                    kernels::depthwise_single_input::<Scalar>,
-                    kernels::depthwise_single_input::<Dsp>,
                     kernels::depthwise_single_gemm::<Scalar>,
                     kernels::depthwise_single_gemm::<Dsp>,
                 ],
