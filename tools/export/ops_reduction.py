@@ -107,3 +107,58 @@ CASES = [
     case("log_softmax_f32_long_rows", Fn(lambda x: torch.log_softmax(x, -1)), (randn(2, 1000) * 4,), rule={"ulp": 64}, why=LOG_SOFTMAX_WHY),
     case("log_softmax_f32_dim1", Fn(lambda x: torch.log_softmax(x, 1)), (X,), rule={"ulp": 64}, why=LOG_SOFTMAX_WHY),
 ]
+
+# ---- normalization (eval mode)
+
+
+def bn(channels, affine=True, dims=2):
+    m = (torch.nn.BatchNorm2d if dims == 2 else torch.nn.BatchNorm1d)(channels, affine=affine)
+    with torch.no_grad():
+        m.running_mean.copy_(torch.randn(channels))
+        m.running_var.copy_(torch.rand(channels) + 0.1)
+        if affine:
+            m.weight.copy_(torch.randn(channels))
+            m.bias.copy_(torch.randn(channels))
+    return m
+
+
+def ln(shape, affine=True):
+    m = torch.nn.LayerNorm(shape, elementwise_affine=affine)
+    if affine:
+        with torch.no_grad():
+            m.weight.copy_(torch.randn(shape))
+            m.bias.copy_(torch.randn(shape))
+    return m
+
+
+def gn(groups, channels, affine=True):
+    m = torch.nn.GroupNorm(groups, channels, affine=affine)
+    if affine:
+        with torch.no_grad():
+            m.weight.copy_(torch.randn(channels))
+            m.bias.copy_(torch.randn(channels))
+    return m
+
+
+# The pip runtime registers kernels/optimized native_layer_norm: rows of fewer
+# than 256 normalized elements go to the portable layer_norm_scalar (exact).
+LAYER_NORM_WHY = (
+    "rows of >= 256 elements: the pip runtime's kernels/optimized native_layer_norm computes ATen RowwiseMoments "
+    "(vectorized Welford) and y = x*(rstd*w) + (b - mean*rstd*w); etch follows the portable layer_norm_scalar "
+    "(E[x^2]-E[x]^2, (x-mean)/std*w+b; equal bit for bit to a sequential f32 model); outputs near 0 after +b "
+    "make the ulp distance large: measured 768"
+)
+
+CASES += [
+    case("batch_norm_f32", bn(3), (with_edges(randn(2, 3, 4, 5)),)),
+    case("batch_norm_f32_no_affine", bn(4, affine=False), (randn(2, 4, 3, 3),)),
+    case("batch_norm1d_f32", bn(5, dims=1), (randn(3, 5, 7),)),
+    case("batch_norm1d_f32_2d_input", bn(6, dims=1), (randn(4, 6),)),
+    case("layer_norm_f32", ln(8), (randn(3, 5, 8),)),
+    case("layer_norm_f32_2d_shape", ln((4, 6)), (randn(2, 4, 6) * 3 + 1,)),
+    case("layer_norm_f32_no_affine", ln(16, affine=False), (randn(4, 16),)),
+    case("layer_norm_f32_long_rows", ln(256), (randn(3, 256),), rule={"ulp": 1024}, why=LAYER_NORM_WHY),
+    case("group_norm_f32", gn(2, 6), (randn(2, 6, 3, 4),)),
+    case("group_norm_f32_no_affine", gn(3, 6, affine=False), (randn(2, 6, 5),)),
+    case("group_norm_f32_one_group", gn(1, 4), (randn(1, 4, 2, 2) * 5,)),
+]

@@ -18,31 +18,28 @@ mod support;
 /// Programs etch cannot run yet, with what they wait for (missing operators,
 /// or what fails). Keep it current: the test fails when one of these passes.
 const PENDING: &[&str] = &[
-    "cnn_bn_f32",           // batch norm
-    "lenet_f32",            // tanh
-    "lenet_int8",           // tanh
-    "mobilenet_v2_f32",     // batch norm
-    "mobilenet_v3_f32",     // batch norm, div
-    "mobilenet_v3_int8",    // div
-    "mobilenet_v3_cm",      // div
-    "unet_f32",             // upsample_nearest2d.vec_out
-    "unet_int8",            // upsample_nearest2d.vec_out
-    "unet_cm",              // upsample_nearest2d.vec_out
-    "transformer_f32",      // native_layer_norm, gelu
-    "transformer_int8",     // native_layer_norm, gelu
-    "vit_f32", // native_layer_norm, mul.Scalar_out, eq.Scalar_out, logical_not, any, full_like, where.self_out
-    "vit_int8", // native_layer_norm, mul.Scalar_out, eq.Scalar_out, logical_not, any, full_like, where.self_out
-    "vit_cm",   // native_layer_norm, eq.Scalar_out, logical_not, any, full_like, where.self_out
-    "gru_f32",  // tanh, sub
+    "lenet_f32",         // tanh
+    "lenet_int8",        // tanh
+    "mobilenet_v3_f32",  // div
+    "mobilenet_v3_int8", // div
+    "mobilenet_v3_cm",   // div
+    "unet_f32",          // upsample_nearest2d.vec_out
+    "unet_int8",         // upsample_nearest2d.vec_out
+    "unet_cm",           // upsample_nearest2d.vec_out
+    "transformer_f32",   // gelu
+    "transformer_int8",  // gelu
+    "vit_f32", // mul.Scalar_out, eq.Scalar_out, logical_not, any, full_like, where.self_out
+    "vit_int8", // mul.Scalar_out, eq.Scalar_out, logical_not, any, full_like, where.self_out
+    "vit_cm",  // eq.Scalar_out, logical_not, any, full_like, where.self_out
+    "gru_f32", // tanh, sub
     "gru_int8", // tanh, sub
-    "gru_cm",   // tanh, sub
+    "gru_cm",  // tanh, sub
     "lstm_f32", // tanh
     "lstm_int8", // tanh
-    "lstm_cm",  // tanh
-    "audio1d_f32", // batch norm
-    "tcn_f32",  // constant_pad_nd
+    "lstm_cm", // tanh
+    "tcn_f32", // constant_pad_nd
     "tcn_int8", // constant_pad_nd
-    "tcn_cm",   // clamp on int8 (the flow's quantized ReLU): InvalidType
+    "tcn_cm",  // clamp on int8 (the flow's quantized ReLU): InvalidType
     "mlp_tanh_f32", // tanh
     "mlp_tanh_int8", // tanh
     "mlp_act_f32", // elu, leaky_relu
@@ -51,10 +48,6 @@ const PENDING: &[&str] = &[
     "mlp_math_f32", // abs, neg, exp, sub, div
     "mlp_math_int8", // abs, neg, exp, sub, div
     "mlp_math_cm", // abs, neg, exp, div, sub
-    "resnet8_f32", // batch norm
-    "mobilenet_v1_025_f32", // batch norm
-    "ds_cnn_f32", // batch norm
-    "autoencoder_f32", // batch norm
 ];
 
 fn zoo_dir() -> PathBuf {

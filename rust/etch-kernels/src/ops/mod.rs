@@ -17,6 +17,7 @@ mod dim_order;
 mod elementwise;
 pub(crate) mod expf;
 pub(crate) mod logf;
+mod norm;
 pub(crate) mod num;
 mod portable_extra;
 mod prim;
@@ -145,6 +146,12 @@ pub const KERNELS: &[Kernel] = &[
     reduce::CUMSUM_OUT,
     #[cfg(feature = "op-aten-_log_softmax-out")]
     reduce::LOG_SOFTMAX_OUT,
+    #[cfg(feature = "op-aten-_native_batch_norm_legit_no_training-out")]
+    norm::NATIVE_BATCH_NORM_LEGIT_NO_TRAINING_OUT,
+    #[cfg(feature = "op-aten-native_layer_norm-out")]
+    norm::NATIVE_LAYER_NORM_OUT,
+    #[cfg(feature = "op-aten-native_group_norm-out")]
+    norm::NATIVE_GROUP_NORM_OUT,
     // --- portable: shape and data movement ---
     #[cfg(feature = "op-aten-select_copy-int_out")]
     shape::SELECT_COPY_INT_OUT,
