@@ -10,7 +10,7 @@ use etch_pte::schema::EValue;
 use etch_pte::{PteFile, Value, ValueKind, Vector};
 
 use crate::memory::{Pieces, MAX_OUTPUTS};
-use crate::state::{OverridesMut, UNSET};
+use crate::state::{Overrides, OverridesMut, UNSET};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 use crate::{Error, ErrorCode, Result, ScalarType};
 
@@ -242,47 +242,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 
     fn resolve_value(&self, v: usize) -> Result<Resolved<'a>> {
-        let i = v;
-        let Value::Tensor(t) = self.values.get(v)?.value()? else {
-            return Err(bad_arg("value is not a Tensor", i));
-        };
-        let dtype = t.scalar_type()?;
-        let shape = Shape::from_serialized(&t)?;
-        let nbytes = etch_pte::tensor::nbytes(&t)?;
-        // A view's bytes are its source's.
-        let source = match self.overrides.as_ref().get(v) {
-            Some(UNSET) => return Err(bad_arg("view read before it was set", i)),
-            Some(p) => match self.values.get(p as usize)?.value()? {
-                Value::Tensor(src) => src,
-                _ => return Err(bad_arg("view source is not a Tensor", i)),
-            },
-            None => t,
-        };
-        let loc = match source.allocation_info()? {
-            Some(a) => Loc::Planned {
-                memory: (a.memory_id()? as usize)
-                    .checked_sub(1)
-                    .ok_or(bad_arg("memory id 0", i))?,
-                offset: usize::try_from(a.memory_offset()?)
-                    .map_err(|_| bad_arg("planned offset too large", i))?,
-            },
-            None => match source.data_buffer_idx()? {
-                0 => {
-                    return Err(Error::new(
-                        ErrorCode::InvalidState,
-                        "tensor has no data",
-                        v as u32,
-                    ))
-                }
-                idx => Loc::Constant(self.file.constant_data(idx, nbytes)?),
-            },
-        };
-        Ok(Resolved {
-            dtype,
-            shape,
-            nbytes,
-            loc,
-        })
+        resolve_tensor(self.file, self.values, self.overrides.as_ref(), v)
     }
 
     /// Tensor arguments: `inputs` read-only (`None` where the argument is
@@ -375,49 +335,34 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         inputs: [Option<usize>; N],
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
-        let mut ins: [Option<Resolved<'a>>; N] = [None; N];
-        let mut outs: [Option<Resolved<'a>>; M] = [None; M];
         let mut in_views: [Option<TensorView<'_>>; N] = [None; N];
         let mut out_views: [TensorViewMut<'_>; M] =
             core::array::from_fn(|_| TensorViewMut::empty());
-        self.io_slices(
-            &inputs,
-            &outputs,
-            &mut ins,
-            &mut outs,
-            &mut in_views,
-            &mut out_views,
-        )?;
+        self.io_slices(&inputs, &outputs, &mut in_views, &mut out_views)?;
         Ok((in_views, out_views))
     }
 
     // The work of `io_values` over slices: one copy in flash for every
-    // (inputs, outputs) arity the kernels use.
+    // (inputs, outputs) arity the kernels use. Each tensor is resolved
+    // straight into its view (outputs first, they are carved out of the
+    // planned buffers before inputs may read what is left): no array of
+    // intermediate descriptions on the stack.
     #[inline(never)]
     fn io_slices<'s>(
         &'s mut self,
         inputs: &[Option<usize>],
         outputs: &[usize],
-        ins: &mut [Option<Resolved<'a>>],
-        outs: &mut [Option<Resolved<'a>>],
         in_views: &mut [Option<TensorView<'s>>],
         out_views: &mut [TensorViewMut<'s>],
     ) -> Result<()> {
         if outputs.len() > MAX_OUTPUTS {
             return Err(bad_arg("too many outputs", outputs.len()));
         }
-        for (slot, v) in ins.iter_mut().zip(inputs.iter()) {
-            if let Some(v) = v {
-                *slot = Some(self.resolve_value(*v)?);
-            }
-        }
-        for (slot, &v) in outs.iter_mut().zip(outputs.iter()) {
-            *slot = Some(self.resolve_value(v)?);
-        }
-
+        let (file, values) = (self.file, self.values);
+        let overrides = self.overrides.as_ref();
         let mut pieces = self.memory.pieces();
-        for ((view, r), &v) in out_views.iter_mut().zip(outs.iter()).zip(outputs.iter()) {
-            let Some(r) = r else { continue };
+        for (view, &v) in out_views.iter_mut().zip(outputs.iter()) {
+            let r = resolve_tensor(file, values, overrides, v)?;
             let Loc::Planned { memory, offset } = r.loc else {
                 return Err(bad_arg("output is a constant", v));
             };
@@ -428,8 +373,9 @@ impl<'c, 'a> KernelContext<'c, 'a> {
             };
         }
         let frozen = pieces.freeze();
-        for (view, r) in in_views.iter_mut().zip(ins.iter()) {
-            let Some(r) = r else { continue };
+        for (view, v) in in_views.iter_mut().zip(inputs.iter()) {
+            let Some(v) = *v else { continue };
+            let r = resolve_tensor(file, values, overrides, v)?;
             let data = match r.loc {
                 Loc::Constant(d) => d,
                 Loc::Planned { memory, offset } => frozen.get(memory, offset, r.nbytes)?,
@@ -442,6 +388,58 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
         Ok(())
     }
+}
+
+/// Where tensor value `v` is and what it looks like. A free function over
+/// the context's fields, so `io` can resolve while it holds the planned
+/// buffers.
+fn resolve_tensor<'a>(
+    file: &PteFile<'a>,
+    values: Vector<'a, EValue<'a>>,
+    overrides: Overrides<'_>,
+    v: usize,
+) -> Result<Resolved<'a>> {
+    let i = v;
+    let Value::Tensor(t) = values.get(v)?.value()? else {
+        return Err(bad_arg("value is not a Tensor", i));
+    };
+    let dtype = t.scalar_type()?;
+    let shape = Shape::from_serialized(&t)?;
+    let nbytes = etch_pte::tensor::nbytes(&t)?;
+    // A view's bytes are its source's.
+    let source = match overrides.get(v) {
+        Some(UNSET) => return Err(bad_arg("view read before it was set", i)),
+        Some(p) => match values.get(p as usize)?.value()? {
+            Value::Tensor(src) => src,
+            _ => return Err(bad_arg("view source is not a Tensor", i)),
+        },
+        None => t,
+    };
+    let loc = match source.allocation_info()? {
+        Some(a) => Loc::Planned {
+            memory: (a.memory_id()? as usize)
+                .checked_sub(1)
+                .ok_or(bad_arg("memory id 0", i))?,
+            offset: usize::try_from(a.memory_offset()?)
+                .map_err(|_| bad_arg("planned offset too large", i))?,
+        },
+        None => match source.data_buffer_idx()? {
+            0 => {
+                return Err(Error::new(
+                    ErrorCode::InvalidState,
+                    "tensor has no data",
+                    v as u32,
+                ))
+            }
+            idx => Loc::Constant(file.constant_data(idx, nbytes)?),
+        },
+    };
+    Ok(Resolved {
+        dtype,
+        shape,
+        nbytes,
+        loc,
+    })
 }
 
 /// Unwraps a required tensor input from [`KernelContext::io`].
