@@ -35,11 +35,25 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
         core_elf=$out/core-$target-${features//,/-}.elf
         arm-none-eabi-ld --gc-sections -e probe_core -o "$core_elf" "$lib"
         read -r t r <<<"$(arm-none-eabi-size -A "$core_elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{print t+0, r+0}')"
-        echo "size $target [$features]: core runtime (probe_core, log off) .text $t B + .rodata $r B = $((t + r)) B (issue 5 target 6144 B)"
-        # Regression guard on the reference build (Cortex-M4F, verification on).
-        max=${ETCH_CORE_FLASH_MAX:-30720}
-        if [ "$target" = thumbv7em-none-eabihf ] && [ "$features" = runtime,verify ] && [ $((t + r)) -gt "$max" ]; then
-          echo "FAIL core runtime flash $((t + r)) B exceeds ETCH_CORE_FLASH_MAX=$max B"; status=1
+        echo "size $target [$features]: core runtime (probe_core, log off) .text $t B + .rodata $r B = $((t + r)) B"
+        # Guards on the reference builds (Cortex-M4F, messages off): the last
+        # measured size plus a little headroom. Issue 12's targets are
+        # 12,288 B with verification and 8,192 B without; a guard becomes
+        # its target once the target is met (docs/benchmarks.md, "Footprint").
+        if [ "$target" = thumbv7em-none-eabihf ]; then
+          case $features in
+            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-20736}; goal=12288 ;;
+            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-15360}; goal=8192 ;;
+            *) max=""; goal="" ;;
+          esac
+          if [ -n "$max" ]; then
+            state=$([ $((t + r)) -le "$goal" ] && echo "meets" || echo "above")
+            if [ $((t + r)) -gt "$max" ]; then
+              echo "FAIL core runtime flash [$features] $((t + r)) B exceeds the guard $max B (target $goal B)"; status=1
+            else
+              echo "ok   core runtime flash [$features] $((t + r)) B <= guard $max B (issue 12 target $goal B: $state)"
+            fi
+          fi
         fi
         ;;
     esac
