@@ -13,8 +13,7 @@ fn select(args: &[&str]) -> (bool, String) {
         .unwrap();
     (
         out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
     )
 }
 
