@@ -206,6 +206,13 @@ function(etch_zephyr_module)
     endif()
   endif()
 
+  # CONFIG_ETCH_CARGO_OFFLINE: cargo never touches the network (the crates
+  # were fetched after `west update`, docs/zephyr.md).
+  set(offline_args "")
+  if(CONFIG_ETCH_CARGO_OFFLINE)
+    set(offline_args --offline)
+  endif()
+
   # Host `etch` CLI for `etch select`: a prebuilt one (ETCH_CLI, cache or
   # environment), else built once per build folder, or in a shared folder
   # (ETCH_HOST_TARGET_DIR) so many builds (twister) build it once.
@@ -234,7 +241,7 @@ function(etch_zephyr_module)
         OUTPUT ${cli}
         COMMAND ${CMAKE_COMMAND} -E env --unset=RUSTFLAGS
           CARGO_TARGET_DIR=${ETCH_HOST_TARGET_DIR}
-          ${ETCH_CARGO} build --release --locked -p etch-cli
+          ${ETCH_CARGO} build --release --locked ${offline_args} -p etch-cli
           --manifest-path ${ETCH_DIR}/Cargo.toml
         DEPENDS ${host_sources} ${ETCH_DIR}/Cargo.toml ${ETCH_DIR}/Cargo.lock
         COMMENT "etch: building the host etch CLI (etch select)"
@@ -267,6 +274,7 @@ set(ETCH_MANIFEST [==[${ETCH_DIR}/rust/etch-ffi/Cargo.toml]==])
 set(ETCH_TARGET_DIR [==[${work}/cargo]==])
 set(ETCH_LIB [==[${lib}]==])
 set(ETCH_FEATURES_OUT [==[${work}/features.txt]==])
+set(ETCH_OFFLINE_ARGS [==[${offline_args}]==])
 ")
 
   file(GLOB_RECURSE rust_sources CONFIGURE_DEPENDS

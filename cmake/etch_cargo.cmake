@@ -114,17 +114,29 @@ string(REPLACE ";" "\n" features_lines "${features}")
 file(WRITE ${ETCH_FEATURES_OUT} "${features_lines}\n")
 message(STATUS "etch: ${ETCH_TRIPLE}, ${nops} kernels; features: ${features_csv}")
 
+# CONFIG_ETCH_CARGO_OFFLINE: no network, exactly the locked versions.
+set(offline "")
+if(ETCH_OFFLINE_ARGS)
+  set(offline ${ETCH_OFFLINE_ARGS} --locked)
+endif()
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env
     "RUSTFLAGS=${ETCH_RUSTFLAGS}"
     "ETCH_KERNEL_REGISTRY_SIZE=${ETCH_REGISTRY_SIZE}"
     "CARGO_TARGET_DIR=${ETCH_TARGET_DIR}"
-    ${ETCH_CARGO} build --release
+    ${ETCH_CARGO} build --release ${offline}
       --manifest-path ${ETCH_MANIFEST}
       --target ${ETCH_TRIPLE}
       --no-default-features --features ${features_csv}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
+  if(ETCH_OFFLINE_ARGS)
+    message(FATAL_ERROR "etch: cargo build of rust/etch-ffi failed (see above). "
+      "CONFIG_ETCH_CARGO_OFFLINE builds without the network: fetch the crates once "
+      "after `west update` (docs/zephyr.md, 'Offline builds'):\n"
+      "  cargo fetch --locked --manifest-path ${ETCH_MANIFEST}\n"
+      "  cargo fetch --locked --manifest-path ${ETCH_MANIFEST}/../../../Cargo.toml")
+  endif()
   message(FATAL_ERROR "etch: cargo build of rust/etch-ffi failed (see above)")
 endif()
 # Ninja compares the library with its inputs: mark it current even when cargo

@@ -8,7 +8,8 @@ Micro's micro_speech test data): real "yes", real near-silence between the
 words, real background noise in long stretches. Python standard library
 only; the output is a pure function of the inputs.
 
-Writes OUT_DIR/recording.wav and OUT_DIR/recording.tsv, one line per
+Writes OUT_DIR/recording.wav, OUT_DIR/bad_format.wav (8 kHz stereo: what a
+microphone driver must refuse) and OUT_DIR/recording.tsv, one line per
 segment: start and end (seconds), kind (keyword / silence / noise / other)
 and, for keywords, the label and the source clip. The listening tests
 (rust/etch-cli/tests/listen.rs, the Zephyr samples' twister scenarios)
@@ -87,6 +88,12 @@ def build(out_dir, shared):
         w.setsampwidth(2)
         w.setframerate(RATE)
         w.writeframes(bytes(pcm))
+    # A file the microphone must refuse (8 kHz stereo): the bad-input test.
+    with wave.open(os.path.join(out_dir, "bad_format.wav"), "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(bytes(4 * 2000))
     with open(os.path.join(out_dir, "recording.tsv"), "w") as f:
         f.write("start_s\tend_s\tkind\tlabel\tsource\n")
         f.write("\n".join(rows) + "\n")
@@ -105,10 +112,10 @@ def main():
         return
     with tempfile.TemporaryDirectory() as tmp:
         build(tmp, a.shared)
-        for name in ("recording.wav", "recording.tsv"):
+        for name in ("recording.wav", "recording.tsv", "bad_format.wav"):
             if not filecmp.cmp(os.path.join(tmp, name), os.path.join(a.out, name), shallow=False):
                 sys.exit(f"{name} differs from a fresh build")
-    print("recording.wav and recording.tsv regenerate byte for byte")
+    print("recording.wav, recording.tsv and bad_format.wav regenerate byte for byte")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,15 @@ static etch_frontend_stream_t stream; /* the last second's mel energies */
 static etch_kws_t recognizer;
 static int8_t features[ETCH_FRONTEND_FEATURES];
 
+#if defined(CONFIG_ARCH_POSIX)
+#include "posix_board_if.h"
+/* The virtual microphone's count of blocks it had to drop. */
+uint32_t etch_virtual_dmic_overruns(const struct device *dev);
+#define OVERRUNS(mic) etch_virtual_dmic_overruns(mic)
+#else
+#define OVERRUNS(mic) 0u
+#endif
+
 #if DT_NODE_EXISTS(DT_ALIAS(led0))
 static const struct gpio_dt_spec led = GPIO_DT_SPEC_GET(DT_ALIAS(led0), gpios);
 #endif
@@ -222,7 +231,7 @@ static int infer(uint32_t time_ms, uint32_t *detections, uint32_t *cycles)
 int main(void)
 {
 	const struct device *const mic = DEVICE_DT_GET(DT_NODELABEL(dmic_dev));
-	uint32_t hops = 0, detections = 0, inferences = 0;
+	uint32_t hops = 0, detections = 0, inferences = 0, overruns = 0;
 	uint64_t hop_cycles = 0, inference_cycles = 0;
 	int ret;
 
@@ -232,7 +241,10 @@ int main(void)
 	}
 #endif
 	if (setup_model() || setup_recognizer() || start_microphone(mic)) {
-		LOG_ERR("kws: stopped");
+		LOG_ERR("stopped: not listening");
+#if defined(CONFIG_ARCH_POSIX)
+		posix_exit(1);
+#endif
 		return 0;
 	}
 	LOG_INF("listening");
@@ -272,11 +284,22 @@ int main(void)
 		}
 		inferences++;
 		inference_cycles += cycles;
+		if (CONFIG_KWS_TEST_STALL_MS > 0) {
+			/* Test hook: a CPU too slow for the audio. */
+			k_msleep(CONFIG_KWS_TEST_STALL_MS);
+		}
+		if (OVERRUNS(mic) != overruns) {
+			LOG_WRN("audio overrun: %u block(s) of 20 ms dropped so far: inference "
+				"does not keep up with the microphone",
+				(unsigned int)OVERRUNS(mic));
+			overruns = OVERRUNS(mic);
+		}
 	}
 	dmic_trigger(mic, DMIC_TRIGGER_STOP);
-	LOG_INF("done: %u ms of audio, %u inferences, %u detections; per hop %u cycles, per "
-		"inference %u cycles (%u Hz counter)",
+	LOG_INF("done: %u ms of audio, %u inferences, %u detections, %u overruns; per hop %u "
+		"cycles, per inference %u cycles (%u Hz counter)",
 		(unsigned int)(hops * HOP_MS), inferences, detections,
+		(unsigned int)OVERRUNS(mic),
 		hops ? (unsigned int)(hop_cycles / hops) : 0,
 		inferences ? (unsigned int)(inference_cycles / inferences) : 0,
 		(unsigned int)sys_clock_hw_cycles_per_sec());
@@ -288,6 +311,9 @@ int main(void)
 			(unsigned int)(k_current_get()->stack_info.size - unused),
 			(unsigned int)k_current_get()->stack_info.size);
 	}
+#endif
+#if defined(CONFIG_ARCH_POSIX)
+	posix_exit(0);
 #endif
 	return 0;
 }
