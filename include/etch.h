@@ -70,6 +70,8 @@
 
 #define ETCH_FEATURE_FRONTEND (1 << 3)
 
+#define ETCH_FEATURE_ETDUMP (1 << 4)
+
 /**
  * ExecuTorch `ScalarType` codes for `etch_tensor_info_t.dtype`.
  */
@@ -234,6 +236,17 @@ typedef struct etch_kernel_context_t etch_kernel_context_t;
 typedef uint32_t etch_status_t;
 
 /**
+ * A loaded method. Caller-allocated; its contents are private. Once
+ * loaded it must not be moved or copied (calls on a copy return
+ * `ETCH_INVALID_STATE`); it refers to the program bytes, the state buffer
+ * and the planned buffers, which must stay valid and untouched by anything
+ * else while it is in use. The `etch_program_t` it came from may go away.
+ */
+typedef struct {
+  uint64_t _opaque[ETCH_METHOD_WORDS];
+} etch_method_t;
+
+/**
  * Scratch of the front-end (one frame's FFT). Caller-allocated (static or
  * stack); its contents on entry do not matter and may be reused for
  * anything between calls.
@@ -334,17 +347,6 @@ typedef struct {
   uint32_t score;
   uint32_t time_ms;
 } etch_kws_detection_t;
-
-/**
- * A loaded method. Caller-allocated; its contents are private. Once
- * loaded it must not be moved or copied (calls on a copy return
- * `ETCH_INVALID_STATE`); it refers to the program bytes, the state buffer
- * and the planned buffers, which must stay valid and untouched by anything
- * else while it is in use. The `etch_program_t` it came from may go away.
- */
-typedef struct {
-  uint64_t _opaque[ETCH_METHOD_WORDS];
-} etch_method_t;
 
 /**
  * A loaded program. Caller-allocated (static, stack or embedded in a
@@ -453,10 +455,63 @@ extern "C" {
 /**
  * Which compile-time options this library has (`ETCH_FEATURE_*` bits):
  * whole-program verification, logging through `etch_log_write`, the
- * SMLAD/SXTB16 kernels. Lets firmware and tests check that the library
- * they linked matches their configuration.
+ * SMLAD/SXTB16 kernels, the front end, ETDump recording. Lets firmware and
+ * tests check that the library they linked matches their configuration.
  */
 uint32_t etch_build_features(void);
+
+/**
+ * Runs the method once, recording ExecuTorch's ETDump (`.etdp`: the
+ * size-prefixed `ED00` flatbuffer ExecuTorch's `ETDumpGen` writes) into
+ * `etdump`: one `Execute` run block with a `native_call_<op>.<overload>`
+ * profile event per kernel call and `Method::execute` around the run, each
+ * timed by two `clock()` readings (any monotonic tick: cycles, ns; tell
+ * the Inspector which). The file starts at `etdump[0]`; `*written` gets its
+ * length.
+ *
+ * A buffer too small fails with `ETCH_MEMORY_ALLOCATION_FAILED`, `at` = the
+ * bytes missing at the step that failed (a lower bound: retry with at least
+ * `etdump_len + at`). The DS-CNN fixture needs 1,056 bytes.
+ * `ETCH_INVALID_ARGUMENT` for a NULL clock or `written`, or a buffer
+ * overlapping the method's memory. `*written` is set, and the outputs are
+ * valid, only on success; set the inputs before every call, as for
+ * `etch_method_execute`.
+ *
+ * Needs the library built with the `etdump` feature (Zephyr:
+ * `CONFIG_ETCH_ETDUMP`; `ETCH_FEATURE_ETDUMP` in `etch_build_features()`).
+ *
+ * # Safety
+ * `m` NULL or a writable `etch_method_t`; `etdump` NULL or `etdump_len`
+ * writable bytes; `written` NULL or writable; `clock` NULL or a function
+ * safe to call from here (it must not call etch functions on `m`).
+ */
+etch_status_t etch_method_execute_etdump(etch_method_t *m,
+                                         uint64_t (*clock)(void),
+                                         void *etdump,
+                                         size_t etdump_len,
+                                         size_t *written);
+
+/**
+ * `etch_method_execute_etdump` that also records every kernel call's
+ * output tensor (ExecuTorch's debug mode): the tensors go into `debug`
+ * (16-byte aligned offsets, logical order; the Inspector's
+ * `debug_buffer_path`), a debug event per tensor into the ETDump, and the
+ * program outputs after the run. `*debug_written` gets the debug buffer's
+ * length. The DS-CNN needs 3,408 bytes of ETDump and 96,092 of debug
+ * buffer.
+ *
+ * # Safety
+ * As `etch_method_execute_etdump`; `debug` NULL or `debug_len` writable
+ * bytes not overlapping `etdump`; `debug_written` NULL or writable.
+ */
+etch_status_t etch_method_execute_etdump_debug(etch_method_t *m,
+                                               uint64_t (*clock)(void),
+                                               void *etdump,
+                                               size_t etdump_len,
+                                               size_t *written,
+                                               void *debug,
+                                               size_t debug_len,
+                                               size_t *debug_written);
 
 /**
  * MFCCs of one clip, quantized to int8 as the model takes them:

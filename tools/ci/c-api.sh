@@ -13,7 +13,10 @@
 #     larger than the selection, whose free slots take kernels written in C:
 #     custom_kernel.c) and bare metal on qemu-system-arm:
 #     mps2-an385 (Cortex-M3), mps2-an386 (M4F, DSP kernels), mps2-an505
-#     (M33F), whose exit status follows the result.
+#     (M33F), whose exit status follows the result;
+#  7. ETDump from C (tests/c-api/etdump.c, feature `etdump`, in every build
+#     above so step 4 covers it): the DS-CNN's file byte for byte what the
+#     Rust writer gives (tests/c-api/etdump/), x86_64 (ASan/UBSan) and i686.
 # Usage: tools/ci/c-api.sh [--regen]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -88,25 +91,25 @@ lib() { echo "$CARGO_TARGET_DIR/$1/release/libetch.a"; }
 declare -A cpu=([thumbv6m-none-eabi]=cortex-m0 [thumbv7m-none-eabi]=cortex-m3 [thumbv7em-none-eabi]=cortex-m4
   [thumbv7em-none-eabihf]=cortex-m4 [thumbv8m.main-none-eabi]=cortex-m33 [thumbv8m.main-none-eabihf]=cortex-m33)
 for t in $cortex_m; do
-  features="$select_dscnn,verify"
+  features="$select_dscnn,verify,etdump"
   case $t in thumbv7em*|thumbv8m.main*) features="$features,dsp" ;; esac
   # Separate target dirs per CPU flag set would rebuild everything; the
   # triple already separates them.
   if build "$t" "$features" "-C target-cpu=${cpu[$t]}"; then
-    echo "ok   built $t (-C target-cpu=${cpu[$t]}, features: DS-CNN selection,verify$([[ $features == *dsp ]] && echo ,dsp))"
+    echo "ok   built $t (-C target-cpu=${cpu[$t]}, features: DS-CNN selection,verify,etdump$([[ $features == *dsp ]] && echo ,dsp))"
   else
     fail "build $t"
   fi
 done
 for t in $hosted; do
-  if build "$t" "verify,all-ops,all-dtypes,log"; then echo "ok   built $t (all kernels, verify, log)"; else fail "build $t"; fi
+  if build "$t" "verify,all-ops,all-dtypes,log,etdump"; then echo "ok   built $t (all kernels, verify, log, etdump)"; else fail "build $t"; fi
 done
 
 # Lints, in the three shapes the code has: hosted with logging, Armv6-M with
 # logging (no compare-and-swap: the racy logger install), Cortex-M without.
 lint=ok
-for spec in "x86_64-unknown-linux-gnu|verify,all-ops,all-dtypes,log" \
-  "thumbv6m-none-eabi|$select_dscnn,log-level-info" "thumbv7em-none-eabihf|$select_dscnn,verify,dsp"; do
+for spec in "x86_64-unknown-linux-gnu|verify,all-ops,all-dtypes,log,etdump" \
+  "thumbv6m-none-eabi|$select_dscnn,log-level-info" "thumbv7em-none-eabihf|$select_dscnn,verify,dsp,etdump"; do
   t=${spec%%|*}; features=${spec#*|}
   (cd "$ffi" && cargo fmt --check && cargo clippy -q --release --target "$t" --no-default-features --features "$features" -- -D warnings) ||
     { fail "fmt/clippy $t [$features]"; lint=failed; }
@@ -169,7 +172,7 @@ compile() {
   rm -f "$exe"
   "$@" -o "$exe" || fail "compile $(basename "$exe")"
 }
-full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG) -DEXPECT_LOG"
+full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG|ETCH_FEATURE_ETDUMP) -DEXPECT_LOG"
 # Host, full library with logging: 64-bit under AddressSanitizer/UBSan
 # (the C side) and 32-bit; both also sweep corruptions over tiny's program.
 compile "$out/harness-x86_64" gcc $cflags $full -DSWEEP -fsanitize=address,undefined "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
@@ -179,10 +182,36 @@ run "harness x86_64-linux" "$out/harness-x86_64"
 # random sequences over tiny and DS-CNN under ASan/UBSan.
 compile "$out/fuzz-capi" gcc $cflags -DFUZZ_STANDALONE -fsanitize=address,undefined -fno-sanitize-recover=all \
   "$h/fuzz_capi.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
-run "C-API call sequences x86_64-linux (ASan/UBSan)" "$out/fuzz-capi" 20000
+run "C-API call sequences x86_64-linux (ASan+UBSan)" "$out/fuzz-capi" 20000
 compile "$out/harness-i686" gcc -m32 $cflags $full -DSWEEP "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"
+# ETDump from C against the Rust writer's golden files.
+golden="-DETDUMP_GOLDEN_DIR=\"$h/etdump\""
+compile "$out/etdump-x86_64" gcc $cflags "$golden" -fsanitize=address,undefined -I"$here/zephyr/include" "$h/etdump.c" \
+  "$here/zephyr/src/etch_etdump_console.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" \
+  -Wl,--gc-sections
+run "ETDump x86_64-linux ASan+UBSan" "$out/etdump-x86_64" --console
+# The Zephyr console form (etch_zephyr_etdump_print's encoder) back to the
+# file with tools/etdump/from_console.py: the golden bytes again; a log with
+# one character changed is refused (CRC-32).
+fc=$here/tools/etdump/from_console.py
+if python3 "$fc" "$out/ETDump x86_64-linux ASan+UBSan.log" -o "$out/console.etdp" >/dev/null &&
+  cmp -s "$out/console.etdp" "$h/etdump/dscnn_cm_m33_int8io.etdp"; then
+  echo "ok   ETDump console lines -> from_console.py: the golden file byte for byte"
+else
+  fail "from_console.py did not give back the golden ETDump"
+fi
+sed '0,/etch-etdump: [A-Z]/s/\(etch-etdump: \)[A-Z]/\1a/' "$out/ETDump x86_64-linux ASan+UBSan.log" >"$out/console-bad.log"
+if python3 "$fc" "$out/console-bad.log" -o "$out/console-bad.etdp" 2>"$out/console-bad.err"; then
+  fail "from_console.py accepted a corrupted log"
+else
+  echo "ok   from_console.py refuses a corrupted log: $(head -1 "$out/console-bad.err")"
+fi
+compile "$out/etdump-i686" gcc -m32 $cflags "$golden" -I"$here/zephyr/include" "$h/etdump.c" \
+  "$here/zephyr/src/etch_etdump_console.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
+  "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
+run "ETDump i686-linux (gcc -m32)" "$out/etdump-i686"
 # C++ (no exceptions, no RTTI) against the same library.
 compile "$out/fixtures-host.o" gcc $cflags -c -I"$out/fx-host" "$out/fx-host/fixtures.c"
 compile "$out/cpp-smoke" g++ -std=c++17 -O2 -fno-exceptions -fno-rtti $warn -I"$here/include" -I"$h" -I"$out/fx-host" \
@@ -212,9 +241,9 @@ done
 # Bare metal: the firmware libraries on QEMU's Arm MPS2 boards, through
 # newlib's semihosting (rdimon); each run's exit status is the result.
 qemu() { timeout 300 qemu-system-arm -M "$1" -semihosting-config enable=on,target=native -nographic -kernel "$2"; }
-for spec in "mps2-an385|thumbv7m-none-eabi|-mcpu=cortex-m3|an385.ld|ETCH_FEATURE_VERIFY" \
-  "mps2-an386|thumbv7em-none-eabihf|-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16|an385.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_DSP)" \
-  "mps2-an505|thumbv8m.main-none-eabihf|-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16|an505.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_DSP)"; do
+for spec in "mps2-an385|thumbv7m-none-eabi|-mcpu=cortex-m3|an385.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_ETDUMP)" \
+  "mps2-an386|thumbv7em-none-eabihf|-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16|an385.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_DSP|ETCH_FEATURE_ETDUMP)" \
+  "mps2-an505|thumbv8m.main-none-eabihf|-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16|an505.ld|(ETCH_FEATURE_VERIFY|ETCH_FEATURE_DSP|ETCH_FEATURE_ETDUMP)"; do
   IFS='|' read -r machine t mcpu ld features <<<"$spec"
   mflags="$mcpu -mthumb --specs=rdimon.specs -L$h/qemu -T $h/qemu/$ld -Wl,--gc-sections -Wl,-z,noexecstack"
   # The vector table casts addresses to pointers: C, not ISO-pedantic C.
@@ -229,7 +258,7 @@ done
 [ "${clean:-yes}" = yes ] && echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols"
 mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -L$h/qemu -T $h/qemu/an385.ld -Wl,--gc-sections -Wl,-z,noexecstack"
 compile "$out/harness-canary.elf" arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=999 \
-  -DEXPECT_FEATURES=ETCH_FEATURE_VERIFY -DETCH_SEMIHOSTING "$out/startup-mps2-an385.o" "$h/harness.c" \
+  "-DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_ETDUMP)" -DETCH_SEMIHOSTING "$out/startup-mps2-an385.o" "$h/harness.c" \
   -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7m-none-eabi)"
 # The exit status must be able to fail: a wrong expectation exits non-zero.
 if qemu mps2-an385 "$out/harness-canary.elf" >"$out/canary.log" 2>&1; then

@@ -6,6 +6,9 @@
  * - CONFIG_ETCH_LOG forwards the runtime's log records to Zephyr logging
  *   (module "etch"); the library calls etch_log_init() itself at boot.
  * - CONFIG_ETCH_PROFILE adds etch_zephyr_execute_profiled().
+ * - CONFIG_ETCH_ETDUMP adds etch_zephyr_execute_etdump() (ExecuTorch's
+ *   ETDump of a run) and etch_zephyr_etdump_print() (to the console, for
+ *   tools/etdump/from_console.py on the host).
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -62,6 +65,38 @@ etch_status_t etch_zephyr_config_value(const etch_program_t *program, const char
  */
 etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instruction,
 					   size_t n);
+#endif
+
+/** Base64 characters per console line of an ETDump (a multiple of 4). */
+#define ETCH_ETDUMP_CONSOLE_LINE 64
+
+/** Receives one NUL-terminated line (`len` characters, no newline). */
+typedef void (*etch_console_line_fn)(const char *line, size_t len, void *ctx);
+
+/**
+ * Writes `data` (an ETDump) as text lines to `put`: a begin marker with
+ * the byte count, CRC-32 and the clock's ticks per second, base64 lines of
+ * ETCH_ETDUMP_CONSOLE_LINE characters, an end marker, each tagged
+ * "etch-etdump: ". tools/etdump/from_console.py turns a captured log back
+ * into the file. No Zephyr calls (the host tests use it too).
+ */
+void etch_etdump_console_write(const uint8_t *data, size_t len, uint64_t ticks_per_s,
+			       etch_console_line_fn put, void *ctx);
+
+#if defined(CONFIG_ETCH_ETDUMP)
+/**
+ * etch_method_execute_etdump() into a static buffer of
+ * CONFIG_ETCH_ETDUMP_BUFFER_SIZE bytes, timed in hardware cycles
+ * (k_cycle_get_64(), or k_cycle_get_32() extended to 64 bits). `*data` and
+ * `*len` get the file; it stays valid until the next call. Set the inputs
+ * first, as for etch_method_execute(). ETCH_MEMORY_ALLOCATION_FAILED when
+ * the buffer is too small (etch_method_error()'s `at` says by how much).
+ */
+etch_status_t etch_zephyr_execute_etdump(etch_method_t *m, const uint8_t **data, size_t *len);
+
+/** etch_etdump_console_write() to printk, ticks per second from
+ * sys_clock_hw_cycles_per_sec(). */
+void etch_zephyr_etdump_print(const uint8_t *data, size_t len);
 #endif
 
 #ifdef __cplusplus

@@ -116,6 +116,55 @@ etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instr
 }
 #endif
 
+#if defined(CONFIG_ETCH_ETDUMP)
+static uint8_t etdump_buf[CONFIG_ETCH_ETDUMP_BUFFER_SIZE] __aligned(8);
+
+static uint64_t etch_zephyr_cycles64(void)
+{
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	return k_cycle_get_64();
+#else
+	/* Extended from 32 bits: correct while runs between readings are
+	 * shorter than one wrap of the counter.
+	 */
+	static uint64_t high;
+	static uint32_t last;
+	uint32_t now = k_cycle_get_32();
+
+	if (now < last) {
+		high += (uint64_t)1 << 32;
+	}
+	last = now;
+	return high | now;
+#endif
+}
+
+etch_status_t etch_zephyr_execute_etdump(etch_method_t *m, const uint8_t **data, size_t *len)
+{
+	size_t written = 0;
+	etch_status_t st = etch_method_execute_etdump(m, etch_zephyr_cycles64, etdump_buf,
+						      sizeof(etdump_buf), &written);
+
+	if (st == ETCH_OK) {
+		*data = etdump_buf;
+		*len = written;
+	}
+	return st;
+}
+
+static void print_line(const char *line, size_t len, void *ctx)
+{
+	ARG_UNUSED(len);
+	ARG_UNUSED(ctx);
+	printk("%s\n", line);
+}
+
+void etch_zephyr_etdump_print(const uint8_t *data, size_t len)
+{
+	etch_etdump_console_write(data, len, sys_clock_hw_cycles_per_sec(), print_line, NULL);
+}
+#endif
+
 /* On Armv6-M the logger must be installed before any other etch call;
  * elsewhere this is the same as letting etch_program_load() do it.
  */

@@ -86,7 +86,11 @@ impl<'b> Builder<'b> {
     /// Pads so that after `len` more bytes the size is a multiple of `align`.
     pub fn align(&mut self, len: usize, align: usize) -> Result<()> {
         self.max_align = self.max_align.max(align);
-        let pad = (align - (self.size() as usize + len) % align) % align;
+        // `align` is a power of two; masks, not `%`, so no division by a
+        // possibly-zero divisor (and its panic) reaches the firmware.
+        let align = align.max(1);
+        let mask = align - 1;
+        let pad = (align - ((self.size() as usize).wrapping_add(len) & mask)) & mask;
         let at = self.reserve(pad)?;
         for b in self.buf.iter_mut().skip(at).take(pad) {
             *b = 0;

@@ -422,7 +422,15 @@ impl<'a, 'b, 'd, C: FnMut() -> u64, const OPS: usize> EtDumpObserver<'a, 'b, 'd,
         }
         let o = self.meta.plan().operators()?.get(op as usize)?;
         let (full, overload) = (o.name()?, o.overload()?);
-        let base = full.rsplit("::").next().unwrap_or(full);
+        // The name after the namespace (`cortex_m::quantized_conv2d` ->
+        // `quantized_conv2d`), found without str splitting, whose
+        // char-boundary checks link panic machinery into firmware.
+        let base = full
+            .as_bytes()
+            .windows(2)
+            .rposition(|w| w == b"::")
+            .and_then(|p| full.get(p + 2..))
+            .unwrap_or(full);
         let name = if overload.is_empty() {
             self.writer.name(&["native_call_", base])?
         } else {

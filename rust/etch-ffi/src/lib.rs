@@ -17,6 +17,8 @@
 #![allow(non_camel_case_types)]
 #![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+#[cfg(feature = "etdump")]
+mod etdump;
 #[cfg(feature = "frontend")]
 mod frontend;
 mod kernel;
@@ -31,6 +33,8 @@ mod status;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "etdump")]
+pub use etdump::*;
 #[cfg(feature = "frontend")]
 pub use frontend::*;
 pub use kernel::*;
@@ -51,11 +55,12 @@ pub const ETCH_FEATURE_VERIFY: u32 = 1 << 0;
 pub const ETCH_FEATURE_LOG: u32 = 1 << 1;
 pub const ETCH_FEATURE_DSP: u32 = 1 << 2;
 pub const ETCH_FEATURE_FRONTEND: u32 = 1 << 3;
+pub const ETCH_FEATURE_ETDUMP: u32 = 1 << 4;
 
 /// Which compile-time options this library has (`ETCH_FEATURE_*` bits):
 /// whole-program verification, logging through `etch_log_write`, the
-/// SMLAD/SXTB16 kernels. Lets firmware and tests check that the library
-/// they linked matches their configuration.
+/// SMLAD/SXTB16 kernels, the front end, ETDump recording. Lets firmware and
+/// tests check that the library they linked matches their configuration.
 #[no_mangle]
 pub extern "C" fn etch_build_features() -> u32 {
     let mut f = 0;
@@ -70,6 +75,9 @@ pub extern "C" fn etch_build_features() -> u32 {
     }
     if cfg!(feature = "frontend") {
         f |= ETCH_FEATURE_FRONTEND;
+    }
+    if cfg!(feature = "etdump") {
+        f |= ETCH_FEATURE_ETDUMP;
     }
     f
 }

@@ -61,7 +61,7 @@ struct Inner {
     held: [Span; HELD],
 }
 
-const HELD: usize = MAX_MEMORY_IDS + 1;
+pub(crate) const HELD: usize = MAX_MEMORY_IDS + 1;
 
 const _: () = assert!(size_of::<Inner>() <= size_of::<etch_method_t>());
 const _: () = assert!(align_of::<Inner>() <= align_of::<etch_method_t>());
@@ -99,7 +99,7 @@ unsafe fn record(inner: *mut Inner, r: Result<(), Error>) -> etch_status_t {
 ///
 /// # Safety
 /// `m` must be NULL or point to a writable `etch_method_t`.
-unsafe fn with_method(
+pub(crate) unsafe fn with_method(
     m: *mut etch_method_t,
     f: impl FnOnce(&mut Method<'static, 'static>, &[Span; HELD]) -> Result<(), Error>,
 ) -> etch_status_t {

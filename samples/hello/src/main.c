@@ -110,6 +110,23 @@ int main(void)
 		return fail("etch_method_execute", st);
 	}
 #endif
+#if defined(CONFIG_ETCH_ETDUMP)
+	/* The same run again, recorded as ExecuTorch's ETDump and printed as
+	 * base64 lines; tools/etdump/from_console.py turns the log back into
+	 * the .etdp file ExecuTorch's Inspector opens.
+	 */
+	const uint8_t *etdp;
+	size_t etdp_len;
+
+	st = etch_method_set_input(&method, 0, hello_input_data, hello_input_size);
+	if (st == ETCH_OK) {
+		st = etch_zephyr_execute_etdump(&method, &etdp, &etdp_len);
+	}
+	if (st != ETCH_OK) {
+		return fail("etch_zephyr_execute_etdump", st);
+	}
+	etch_zephyr_etdump_print(etdp, etdp_len);
+#endif
 
 	const void *out;
 	size_t out_len;
