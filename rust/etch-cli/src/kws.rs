@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use etch_frontend::{wav::Wav, Frontend, Quant, Stream, CLIP_SAMPLES, FEATURES, FRAME_STEP, HOPS};
+use etch_frontend::{Frontend, Quant, Stream, CLIP_SAMPLES, FEATURES, FRAME_STEP, HOPS};
 use etch_pte::ScalarType;
 use etch_runtime::{Method, Output, Program, TensorInfo};
 
@@ -47,18 +47,30 @@ pub fn label_of(path: &Path) -> Option<&'static str> {
     LABELS.iter().copied().find(|l| *l == label)
 }
 
-/// Reads a 16 kHz mono 16-bit PCM WAV file.
+/// Reads a 16 kHz mono 16-bit PCM WAV file (with `hound`; the devices'
+/// `no_std` parser is etch-frontend's `wav`).
 pub(crate) fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
     let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
-    let wav = Wav::parse(&bytes).map_err(|e| format!("{name}: not a PCM WAV file ({e:?})"))?;
-    if !wav.is_kws_format() {
+    let mut wav =
+        hound::WavReader::open(path).map_err(|e| format!("{name}: not a PCM WAV file ({e})"))?;
+    let spec = wav.spec();
+    if spec.sample_rate != 16000
+        || spec.channels != 1
+        || spec.bits_per_sample != 16
+        || spec.sample_format != hound::SampleFormat::Int
+    {
         return Err(format!(
-            "{name}: {} Hz, {} channel(s), {}-bit; the keyword spotter needs 16000 Hz mono 16-bit PCM",
-            wav.sample_rate, wav.channels, wav.bits_per_sample
+            "{name}: {} Hz, {} channel(s), {}-bit{}; the keyword spotter needs 16000 Hz mono 16-bit PCM",
+            spec.sample_rate,
+            spec.channels,
+            spec.bits_per_sample,
+            if spec.sample_format == hound::SampleFormat::Float { " float" } else { "" }
         ));
     }
-    let pcm: Vec<i16> = wav.samples_i16().collect();
+    let pcm: Vec<i16> = wav
+        .samples::<i16>()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{name}: {e}"))?;
     if pcm.is_empty() {
         return Err(format!("{name}: no samples"));
     }
@@ -97,6 +109,9 @@ pub struct Args {
     /// Streaming: label the last second every N ms (a multiple of 20; default 500).
     #[arg(long = "every-ms", value_name = "N", value_parser = every_ms)]
     every_ms: Option<usize>,
+    /// Print one JSON object (model, one entry per clip, totals) instead of the table.
+    #[arg(long, conflicts_with_all = ["stream_on", "every_ms"])]
+    json: bool,
     /// 16 kHz mono 16-bit WAV clips.
     clips: Vec<PathBuf>,
     /// `--stream [EVERY]`: label the last second every EVERY hops (20 ms).
@@ -229,9 +244,14 @@ pub fn main(mut a: Args) -> Result<(), String> {
         Some(m) => m,
         None if root.join(MODEL).is_file() => root.join(MODEL).display().to_string(),
         None => {
-            println!(
+            let note = format!(
                 "note: {MODEL} not found; using the fixture {FALLBACK_MODEL} (untrained weights: labels are meaningless)"
             );
+            if a.json {
+                eprintln!("{note}");
+            } else {
+                println!("{note}");
+            }
             root.join(FALLBACK_MODEL).display().to_string()
         }
     };
@@ -297,9 +317,17 @@ pub fn main(mut a: Args) -> Result<(), String> {
         (Some(s), Some(z)) => Some((s, z)),
         _ => None,
     };
+    let json = a.json;
+    let say = |line: String| {
+        if !json {
+            println!("{line}");
+        }
+    };
     match quant {
-        Some((s, z)) => println!("model {model}: int8 input (scale {s}, zero point {z})"),
-        None => println!("model {model}: float input"),
+        Some((s, z)) => say(format!(
+            "model {model}: int8 input (scale {s}, zero point {z})"
+        )),
+        None => say(format!("model {model}: float input")),
     }
 
     // Bundled clips print as repo-relative paths wherever the binary runs.
@@ -316,19 +344,28 @@ pub fn main(mut a: Args) -> Result<(), String> {
         .unwrap_or(4)
         .max(4);
     if a.stream.is_none() {
-        println!(
+        say(format!(
             "{:<width$}  {:<8} {:>6}  {:>10}  {:>10}",
             "clip", "label", "score", "front-end", "inference"
-        );
+        ));
     }
     let mut fe = Frontend::new();
     let (mut named, mut correct, mut failed) = (0usize, 0usize, 0usize);
     let (mut fe_total, mut inf_total, mut ran) = (0.0f64, 0.0f64, 0usize);
+    let mut records = Vec::new();
+    let mut errors = Vec::new();
+    // Streaming prints as it goes: no bar there.
+    let bar = match a.stream {
+        None => crate::progress(clips.len() as u64, "clips"),
+        Some(_) => indicatif::ProgressBar::hidden(),
+    };
     for clip in &clips {
+        bar.inc(1);
         let pcm = match read_clip(clip) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("error: {e}");
+                bar.suspend(|| eprintln!("error: {e}"));
+                errors.push(serde_json::json!({"clip": shown(clip), "error": e}));
                 failed += 1;
                 continue;
             }
@@ -381,7 +418,8 @@ pub fn main(mut a: Args) -> Result<(), String> {
             .map_err(|e| format!("{model}: {e}"))?;
         let label = LABELS[best];
         let mut note = String::new();
-        if let Some(want) = label_of(clip) {
+        let expected = label_of(clip);
+        if let Some(want) = expected {
             named += 1;
             if want == label {
                 correct += 1;
@@ -401,7 +439,7 @@ pub fn main(mut a: Args) -> Result<(), String> {
             let secs = pcm.len() as f64 / 16000.0;
             note.push_str(&format!("  ({secs:.2} s, zero-padded to 1 s)"));
         }
-        println!(
+        let row = format!(
             "{:<width$}  {:<8} {:>6.3}  {:>7.0} us  {:>7.0} us{note}",
             shown(clip),
             label,
@@ -409,19 +447,54 @@ pub fn main(mut a: Args) -> Result<(), String> {
             t_fe,
             t_inf
         );
+        bar.suspend(|| say(row));
+        records.push(serde_json::json!({
+            "clip": shown(clip),
+            "label": label,
+            "score": score,
+            "expected": expected,
+            "samples": pcm.len(),
+            "peak": peak,
+            "frontend_us": t_fe,
+            "inference_us": t_inf,
+        }));
         fe_total += t_fe;
         inf_total += t_inf;
         ran += 1;
     }
+    bar.finish_and_clear();
     if ran > 0 {
-        println!(
+        say(format!(
             "mean per clip (best of {RUNS} runs each): front-end {:.0} us, inference {:.0} us",
             fe_total / ran as f64,
             inf_total / ran as f64
-        );
+        ));
     }
     if named > 0 {
-        println!("{correct}/{named} clips labelled as their file names say");
+        say(format!(
+            "{correct}/{named} clips labelled as their file names say"
+        ));
+    }
+    if json {
+        let mean = |t: f64| if ran > 0 { Some(t / ran as f64) } else { None };
+        let report = serde_json::json!({
+            "model": model,
+            "input": match quant {
+                Some((s, z)) => serde_json::json!({"dtype": "int8", "scale": s, "zero_point": z}),
+                None => serde_json::json!({"dtype": "float"}),
+            },
+            "clips": records,
+            "errors": errors,
+            "named": named,
+            "correct": correct,
+            "mean_frontend_us": mean(fe_total),
+            "mean_inference_us": mean(inf_total),
+            "timing_runs": RUNS,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
     }
     if failed > 0 {
         return Err(format!(

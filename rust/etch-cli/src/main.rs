@@ -106,6 +106,22 @@ fn demo() -> Result<(), String> {
     }
 }
 
+/// A progress bar for `len` steps of `what`, drawn on stderr only when
+/// stdout is a terminal (pipes, files and tests see nothing).
+pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || len < 2 {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+        "{{bar:40}} {{pos}}/{{len}} {what} ({{elapsed}}, {{eta}} left)"
+    )) {
+        bar.set_style(style);
+    }
+    bar
+}
+
 /// Reads a file, with the path in the error message.
 pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{path}: {e}"))

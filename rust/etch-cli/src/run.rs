@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use etch_pte::ScalarType;
 use etch_runtime::Output;
+use serde_json::{json, Map, Value};
 
 use crate::etdump;
 use crate::host::{self, Aligned, MethodMemory};
@@ -57,6 +58,9 @@ pub struct Args {
     /// Print etch's per-instruction profile (mean of the runs).
     #[arg(long)]
     profile: bool,
+    /// Print one JSON object (outputs, comparisons, timings, files) instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// How far an output may be from its reference under `--compare`.
@@ -170,6 +174,31 @@ pub fn diff(a: &Npy, b: &Npy) -> (f64, usize) {
 }
 
 pub fn main(a: Args) -> Result<(), String> {
+    let json = a.json;
+    // Text lines go to stdout unless --json; the JSON report collects the
+    // same facts and is printed at the end (also when outputs differ).
+    let say = |line: String| {
+        if !json {
+            println!("{line}");
+        }
+    };
+    let mut report = Map::new();
+    report.insert("program".into(), json!(a.path));
+    report.insert("method".into(), json!(a.method));
+    let result = run(&a, &say, &mut report);
+    if json {
+        if let Err(e) = &result {
+            report.insert("error".into(), json!(e));
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default()
+        );
+    }
+    result
+}
+
+fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Result<(), String> {
     let bound = Bound {
         ulp: a.ulp,
         int_diff: a.int_diff,
@@ -227,16 +256,25 @@ pub fn main(a: Args) -> Result<(), String> {
         }
         if let Some(dir) = &a.trace {
             let files = trace::write(dir, &tracer.entries)?;
-            println!(
+            say(format!(
                 "trace: {files} tensors of {} instructions written to {dir}",
                 tracer.entries.len()
+            ));
+            report.insert(
+                "trace".into(),
+                json!({"dir": dir, "tensors": files, "instructions": tracer.entries.len()}),
             );
         }
         if let Some(reference) = &a.trace_compare {
             let refs = trace::load_reference(reference)?;
             let c = trace::compare(&tracer.entries, &refs, 8);
-            print!("{}", trace::report(&c, reference));
+            let text = trace::report(&c, reference);
+            say(text.trim_end_matches('\n').to_string());
             trace_mismatch = !c.differing.is_empty();
+            report.insert(
+                "trace_compare".into(),
+                json!({"reference": reference, "differs": trace_mismatch, "report": text}),
+            );
         }
     }
 
@@ -258,49 +296,69 @@ pub fn main(a: Args) -> Result<(), String> {
         )?;
         if let Some(path) = &a.etdump {
             std::fs::write(path, &rec.etdump).map_err(|e| format!("{path}: {e}"))?;
-            println!(
+            say(format!(
                 "etdump: {runs} runs, {} bytes written to {path} (times in ns)",
                 rec.etdump.len()
-            );
+            ));
+            let mut e = json!({"path": path, "bytes": rec.etdump.len(), "runs": runs});
+            if let Some(debug) = &a.etdump_debug {
+                e["debug_path"] = json!(debug);
+                e["debug_bytes"] = json!(rec.debug.len());
+            }
+            report.insert("etdump".into(), e);
         }
         if let Some(path) = &a.etdump_debug {
             std::fs::write(path, &rec.debug).map_err(|e| format!("{path}: {e}"))?;
-            println!(
+            say(format!(
                 "etdump: {} bytes of intermediate outputs written to {path}",
                 rec.debug.len()
-            );
+            ));
         }
         if a.profile {
-            println!("profile (us, mean of {runs} runs):");
+            say(format!("profile (us, mean of {runs} runs):"));
+            let mut rows = Vec::new();
             for row in &rec.profile {
                 let mean = row.ns.iter().sum::<u64>() as f64 / row.ns.len().max(1) as f64;
-                println!("  {:>4}  {:<48} {:>10.3}", row.index, row.op, mean / 1e3);
+                say(format!(
+                    "  {:>4}  {:<48} {:>10.3}",
+                    row.index,
+                    row.op,
+                    mean / 1e3
+                ));
+                rows.push(json!({"instruction": row.index, "operator": row.op, "us": mean / 1e3}));
             }
             let total = rec.total_ns.iter().sum::<u64>() as f64 / rec.total_ns.len().max(1) as f64;
-            println!(
+            say(format!(
                 "  {:>4}  {:<48} {:>10.3}",
                 "",
                 "Method::execute",
                 total / 1e3
+            ));
+            report.insert(
+                "profile".into(),
+                json!({"runs": runs, "instructions": rows, "execute_us": total / 1e3}),
             );
         }
     }
 
+    let bar = crate::progress(a.repeat.max(1) as u64, "runs");
     let start = Instant::now();
     for _ in 0..a.repeat.max(1) {
         for (i, bytes) in inputs.iter().enumerate() {
             method.set_input_bytes(i, bytes).map_err(err)?;
         }
         method.execute().map_err(err)?;
+        bar.inc(1);
     }
     let elapsed = start.elapsed();
+    bar.finish_and_clear();
+    let us = elapsed.as_secs_f64() * 1e6 / a.repeat.max(1) as f64;
     if a.repeat > 1 {
-        println!(
-            "{} inferences, {:.1} us per inference",
-            a.repeat,
-            elapsed.as_secs_f64() * 1e6 / a.repeat as f64
-        );
+        say(format!("{} inferences, {us:.1} us per inference", a.repeat));
     }
+    report.insert("runs".into(), json!(a.repeat.max(1)));
+    report.insert("us_per_inference".into(), json!(us));
+    let mut outputs = Vec::new();
 
     let mut mismatch = false;
     for i in 0..method.num_outputs().map_err(err)? {
@@ -314,35 +372,53 @@ pub fn main(a: Args) -> Result<(), String> {
                 }
             }
             Output::Int(v) => {
-                println!("output {i}: Int {v}");
+                say(format!("output {i}: Int {v}"));
+                outputs.push(json!({"index": i, "kind": "Int", "value": v}));
                 continue;
             }
             Output::Double(v) => {
-                println!("output {i}: Double {v:?}");
+                say(format!("output {i}: Double {v:?}"));
+                outputs.push(json!({"index": i, "kind": "Double", "value": v}));
                 continue;
             }
             Output::Bool(v) => {
-                println!("output {i}: Bool {v}");
+                say(format!("output {i}: Bool {v}"));
+                outputs.push(json!({"index": i, "kind": "Bool", "value": v}));
                 continue;
             }
             Output::None => {
-                println!("output {i}: None");
+                say(format!("output {i}: None"));
+                outputs.push(json!({"index": i, "kind": "None"}));
                 continue;
             }
         };
+        let mut entry = json!({
+            "index": i,
+            "kind": "Tensor",
+            "dtype": out.dtype.name(),
+            "shape": out.shape,
+        });
         if let Some(path) = a.outputs.get(i) {
             npy::write(path, &out)?;
+            entry["written_to"] = json!(path);
         }
         if let Some(path) = a.compare.get(i) {
             let reference = npy::read(path)?;
             if reference.dtype != out.dtype || reference.shape != out.shape {
-                println!(
+                say(format!(
                     "output {i}: {}{:?} but reference {path} is {}{:?}",
                     out.dtype.name(),
                     out.shape,
                     reference.dtype.name(),
                     reference.shape
-                );
+                ));
+                entry["compare"] = json!({
+                    "reference": path,
+                    "ok": false,
+                    "reference_dtype": reference.dtype.name(),
+                    "reference_shape": reference.shape,
+                });
+                outputs.push(entry);
                 mismatch = true;
                 continue;
             }
@@ -353,26 +429,40 @@ pub fn main(a: Args) -> Result<(), String> {
                 _ => "steps",
             };
             if differ == 0 {
-                println!("output {i}: bit-exact with {path} (max abs diff 0)");
+                say(format!(
+                    "output {i}: bit-exact with {path} (max abs diff 0)"
+                ));
             } else if ok {
-                println!(
+                say(format!(
                     "output {i}: within bound of {path}: {differ} elements differ, at most {worst} {unit} (max abs diff {max})"
-                );
+                ));
             } else {
-                println!(
+                say(format!(
                     "output {i}: {differ} elements differ from {path}, at most {worst} {unit}, max abs diff {max}"
-                );
+                ));
                 mismatch = true;
             }
+            entry["compare"] = json!({
+                "reference": path,
+                "ok": ok,
+                "bit_exact": differ == 0,
+                "elements_differing": differ,
+                "max_abs_diff": max,
+                "max_distance": worst,
+                "unit": unit,
+            });
         } else if a.outputs.get(i).is_none() {
-            println!(
+            say(format!(
                 "output {i}: {}{:?} {}",
                 out.dtype.name(),
                 out.shape,
                 preview(&out)
-            );
+            ));
         }
+        entry["preview"] = json!(preview(&out));
+        outputs.push(entry);
     }
+    report.insert("outputs".into(), Value::Array(outputs));
     if mismatch {
         return Err("outputs differ from the reference".into());
     }

@@ -180,7 +180,7 @@ fn kws_rejects_bad_files_and_still_runs_the_good_ones() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(!ok, "bad clips must fail the command:\n{stdout}");
     assert!(
-        stderr.contains("junk.wav: not a PCM WAV file (NotRiffWave)"),
+        stderr.contains("junk.wav: not a PCM WAV file (Ill-formed WAVE file: no RIFF tag found)"),
         "{stderr}"
     );
     assert!(
