@@ -162,3 +162,11 @@ CASES += [
     case("group_norm_f32_no_affine", gn(3, 6, affine=False), (randn(2, 6, 5),)),
     case("group_norm_f32_one_group", gn(1, 4), (randn(1, 4, 2, 2) * 5,)),
 ]
+
+# ---- any (Bool output)
+CASES += [
+    case("any_f32_dim", Fn(lambda x: torch.any(x, 1)), (with_edges(torch.zeros(3, 5)),)),
+    case("any_bool_dims_keepdim", Fn(lambda x: torch.any(x, (0, 2), keepdim=True)), (torch.rand(3, 4, 2) > 0.8,)),
+    case("any_i32_all", Fn(lambda x: torch.any(x)), (torch.tensor([[0, 0], [0, 3]], dtype=torch.int32),)),
+    case("any_bool_all_false", Fn(lambda x: torch.any(x, -1)), (torch.zeros(2, 3, dtype=torch.bool),)),
+]

@@ -152,6 +152,12 @@ pub const KERNELS: &[Kernel] = &[
     norm::NATIVE_LAYER_NORM_OUT,
     #[cfg(feature = "op-aten-native_group_norm-out")]
     norm::NATIVE_GROUP_NORM_OUT,
+    #[cfg(feature = "op-aten-any-out")]
+    reduce::ANY_OUT,
+    #[cfg(feature = "op-aten-any-dims_out")]
+    reduce::ANY_DIMS_OUT,
+    #[cfg(feature = "op-aten-any-all_out")]
+    reduce::ANY_ALL_OUT,
     // --- portable: shape and data movement ---
     #[cfg(feature = "op-aten-select_copy-int_out")]
     shape::SELECT_COPY_INT_OUT,

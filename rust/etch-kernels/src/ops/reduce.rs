@@ -786,3 +786,76 @@ pub const LOG_SOFTMAX_OUT: Kernel = op!(
     "aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| softmax_out(ctx, true)
 );
+
+// -------------------------------------------------------------------- any
+
+/// `static_cast<bool>(x)` of element `i` (NaN is true), for Bool and the
+/// real dtypes this build selected.
+fn truth(t: &TensorView<'_>) -> Result<num::Load<bool>> {
+    fn load<T: Num>(data: &[u8], i: usize) -> Option<bool> {
+        let size = core::mem::size_of::<T>();
+        let bytes = data.get(i.checked_mul(size)?..)?.get(..size)?;
+        let v = bytemuck::pod_read_unaligned::<T>(bytes);
+        Some(v.is_nan() || v != T::ZERO)
+    }
+    if t.dtype == ScalarType::BOOL {
+        return Ok(load::<u8>);
+    }
+    crate::for_real_dtypes!(t.dtype, T => Ok(load::<T> as num::Load<bool>),
+        _ => Err(bad_dtype("any input dtype", t.dtype)))
+}
+
+/// Portable `op_any.cpp`: `out = acc || bool(x)` over the reduced elements
+/// (false when there are none), Bool or Byte output.
+fn any_out(
+    ctx: &mut KernelContext<'_, '_>,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    out_arg: usize,
+) -> Result<()> {
+    let ([x], [out]) = ctx.io([0], [out_arg])?;
+    let x = required(x, 0)?;
+    if out.dtype != ScalarType::BOOL && out.dtype != ScalarType::BYTE {
+        return Err(bad_dtype("any output dtype", out.dtype));
+    }
+    let plan = ReducePlan::new(&x.shape, dims)?;
+    plan.check_out(&out.shape, keepdim)?;
+    let load = truth(&x)?;
+    if out.data.len() != plan.out_numel {
+        return Err(bad("reduction output size"));
+    }
+    for (out_ix, o) in out.data.iter_mut().enumerate() {
+        let mut any = false;
+        plan.visit(out_ix, |i, _| {
+            any = any || load(x.data, i).ok_or(bad("reduction index"))?;
+            Ok(())
+        })?;
+        *o = u8::from(any);
+    }
+    Ok(())
+}
+
+/// `any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out)`.
+pub const ANY_OUT: Kernel = op!(
+    "aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dim = [ctx.int(1)?];
+        any_out(ctx, Some(&dim), ctx.bool(2)?, 3)
+    }
+);
+
+/// `any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *,
+/// Tensor(a!) out)`.
+pub const ANY_DIMS_OUT: Kernel = op!(
+    "aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dims = opt_dims(ctx, 1)?;
+        any_out(ctx, dims.as_ref().map(|d| d.as_slice()), ctx.bool(2)?, 3)
+    }
+);
+
+/// `any.all_out(Tensor self, *, Tensor(a!) out)`.
+pub const ANY_ALL_OUT: Kernel = op!(
+    "aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| any_out(ctx, None, false, 1)
+);
