@@ -62,3 +62,46 @@ CASES = [
     case("flip_f32", Fn(lambda x: x.flip(0, 2)), (randn(2, 3, 4),)),
     case("flip_i16_neg", Fn(lambda x: x.flip(-1)), (ints(torch.int16, 3, 5),)),
 ]
+
+
+class Embed(torch.nn.Module):
+    def __init__(self, rows, width, dtype=torch.float32):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(rows, width).to(dtype), requires_grad=False)
+
+    def forward(self, idx):
+        return F.embedding(idx, self.weight)
+
+
+def idx(*values, dtype=torch.int64):
+    return torch.tensor(values, dtype=dtype)
+
+
+CASES += [
+    # constant_pad_nd: pairs from the last dim backwards; Int/Double values cast with the overflow check.
+    case("constant_pad_nd_f32", Fn(lambda x: F.pad(x, (1, 2, 0, 1), value=1.5)), (randn(1, 2, 3, 4),)),
+    case("constant_pad_nd_f32_int_value", Fn(lambda x: F.pad(x, (2, 0), value=-3)), (randn(2, 3),)),
+    case("constant_pad_nd_i8_trunc", Fn(lambda x: F.pad(x, (0, 1, 1, 1, 1, 0), value=-7.9)), (ints(torch.int8, 2, 2, 2),)),
+    case("constant_pad_nd_u8_3d", Fn(lambda x: F.pad(x, (1, 1), value=255)), (ints(torch.uint8, 2, 3, lo=0, hi=255),)),
+    # full_like / arange
+    case("full_like_f32", Fn(lambda x: torch.full_like(x, -2.25)), (randn(2, 3),)),
+    case("full_like_i32", Fn(lambda x: torch.full_like(x, 7)), (ints(torch.int32, 3, 2),)),
+    case("full_like_bool", Fn(lambda x: torch.full_like(x, True)), (torch.tensor([True, False, False]),)),
+    case("arange_f32", Fn(lambda x: torch.arange(0.5, 3.1, 0.3, dtype=torch.float32) + x), (randn(9),)),
+    case("arange_i64", Fn(lambda x: (torch.arange(-3, 10, 4), x.clone())), (ints(torch.int64, 4),)),
+    # index_select / gather / embedding / index.Tensor
+    case("index_select_f32", Fn(lambda x, i: torch.index_select(x, 1, i)), (randn(2, 3, 4), idx(2, 0, 2, 1))),
+    case("index_select_u8_i32_idx", Fn(lambda x, i: torch.index_select(x, -1, i)), (ints(torch.uint8, 3, 5, lo=0, hi=255), idx(4, 4, 0, dtype=torch.int32))),
+    case("gather_f32", Fn(lambda x, i: torch.gather(x, 1, i)), (randn(2, 3), idx([0, 2], [1, 1]))),
+    case("gather_i64_dim0", Fn(lambda x, i: torch.gather(x, 0, i)), (ints(torch.int64, 3, 4), idx([2, 1, 0, 2], [0, 0, 1, 1]))),
+    case("embedding_f32", Embed(5, 3), (idx([1, 0], [4, 4]),)),
+    case("embedding_f32_i32_idx", Embed(4, 6), (idx(3, 0, 2, dtype=torch.int32),)),
+    case("index_tensor_1d", Fn(lambda x, i: x[i]), (randn(4, 3), idx(3, 0, -1))),
+    case("index_tensor_adjacent", Fn(lambda x, i, j: x[:, i, j]), (randn(2, 4, 3), idx(3, 0), idx([1], [2]))),
+    case("index_tensor_apart_i32", Fn(lambda x, i, j: x[i, :, j]), (ints(torch.int32, 3, 2, 4), idx(2, 0, 1), idx(-1, 3, 0))),
+]
+
+CASES += [
+    case("scalar_tensor_f32", Fn(lambda x: (A.scalar_tensor(-2.5), x.clone())), (randn(2),)),
+    case("scalar_tensor_i32", Fn(lambda x: (A.scalar_tensor(7, dtype=torch.int32), x.clone())), (randn(2),)),
+]

@@ -11,6 +11,7 @@ use etch_runtime::Kernel;
 pub(crate) mod arith;
 mod aten;
 mod conv;
+mod convert;
 pub(crate) mod copy;
 mod cortex_m;
 mod dim_order;
@@ -19,6 +20,7 @@ pub(crate) mod expf;
 pub(crate) mod logf;
 mod norm;
 pub(crate) mod num;
+mod index;
 mod portable_extra;
 mod prim;
 mod quantized_decomposed;
@@ -187,6 +189,24 @@ pub const KERNELS: &[Kernel] = &[
     shape::PIXEL_SHUFFLE_OUT,
     #[cfg(feature = "op-aten-pixel_unshuffle-out")]
     shape::PIXEL_UNSHUFFLE_OUT,
+    #[cfg(feature = "op-aten-constant_pad_nd-out")]
+    shape::CONSTANT_PAD_ND_OUT,
+    #[cfg(feature = "op-aten-index_select-out")]
+    index::INDEX_SELECT_OUT,
+    #[cfg(feature = "op-aten-gather-out")]
+    index::GATHER_OUT,
+    #[cfg(feature = "op-aten-embedding-out")]
+    index::EMBEDDING_OUT,
+    #[cfg(feature = "op-aten-index-Tensor_out")]
+    index::INDEX_TENSOR_OUT,
+    #[cfg(feature = "op-aten-masked_fill-Scalar_out")]
+    index::MASKED_FILL_SCALAR_OUT,
+    #[cfg(feature = "op-aten-scalar_tensor-out")]
+    index::SCALAR_TENSOR_OUT,
+    #[cfg(feature = "op-aten-full_like-out")]
+    index::FULL_LIKE_OUT,
+    #[cfg(feature = "op-aten-arange-start_out")]
+    index::ARANGE_START_OUT,
     // --- portable: convolution family ---
     #[cfg(feature = "op-aten-convolution-out")]
     conv::CONVOLUTION_OUT,

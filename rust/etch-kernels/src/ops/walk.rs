@@ -82,21 +82,33 @@ pub(crate) fn walk2(
     b_len: usize,
     mut f: impl FnMut(usize, usize) -> Result<()>,
 ) -> Result<()> {
+    walk(sizes, [(a, a_len), (b, b_len)], |[x, y]| f(x, y))
+}
+
+/// Like [`walk2`] with `K` sides: `f` gets the `K` offsets of each
+/// multi-index of `sizes`, row-major.
+pub(crate) fn walk<const K: usize>(
+    sizes: &[usize],
+    sides: [(Side<'_>, usize); K],
+    mut f: impl FnMut([usize; K]) -> Result<()>,
+) -> Result<()> {
     let rank = sizes.len();
-    if rank > MAX_WALK || a.strides.len() < rank || b.strides.len() < rank {
+    if rank > MAX_WALK || sides.iter().any(|(s, _)| s.strides.len() < rank) {
         return Err(bad("walk rank"));
     }
     if sizes.contains(&0) {
         return Ok(());
     }
-    match (a.extent(sizes), b.extent(sizes)) {
-        (Some((_, ha)), Some((_, hb))) if ha < a_len && hb < b_len => {}
-        _ => return Err(bad("walk outside its tensor")),
+    for (side, len) in &sides {
+        match side.extent(sizes) {
+            Some((_, hi)) if hi < *len => {}
+            _ => return Err(bad("walk outside its tensor")),
+        }
     }
     let mut idx = [0usize; MAX_WALK];
-    let (mut ia, mut ib) = (a.base, b.base);
+    let mut off: [usize; K] = core::array::from_fn(|k| sides.get(k).map_or(0, |s| s.0.base));
     loop {
-        f(ia, ib)?;
+        f(off)?;
         // Odometer, innermost dimension fastest. Offsets stay within the
         // extents checked above, so the wrapping steps never wrap.
         let mut d = rank;
@@ -105,22 +117,22 @@ pub(crate) fn walk2(
                 return Ok(());
             }
             d -= 1;
-            let (Some(i), Some(&n), Some(&sa), Some(&sb)) = (
-                idx.get_mut(d),
-                sizes.get(d),
-                a.strides.get(d),
-                b.strides.get(d),
-            ) else {
+            let (Some(i), Some(&n)) = (idx.get_mut(d), sizes.get(d)) else {
                 return Ok(());
             };
             *i += 1;
-            ia = ia.wrapping_add_signed(sa);
-            ib = ib.wrapping_add_signed(sb);
-            if *i < n {
+            let wrap = *i == n;
+            for (o, (side, _)) in off.iter_mut().zip(&sides) {
+                let st = side.strides.get(d).copied().unwrap_or(0);
+                *o = if wrap {
+                    o.wrapping_add_signed(st.wrapping_mul(1 - n as isize))
+                } else {
+                    o.wrapping_add_signed(st)
+                };
+            }
+            if !wrap {
                 break;
             }
-            ia = ia.wrapping_add_signed(sa.wrapping_mul(-(n as isize)));
-            ib = ib.wrapping_add_signed(sb.wrapping_mul(-(n as isize)));
             *i = 0;
         }
     }
