@@ -138,7 +138,11 @@ fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                 sum += a.get(i * n + k).copied().unwrap_or(0.0)
                     * b.get(k * p + j).copied().unwrap_or(0.0);
             }
-            let s = bias.get((i % bm) * bp + (j % bp)).copied().unwrap_or(0.0);
+            let (bi, bj) = (
+                i.checked_rem(bm).unwrap_or(0),
+                j.checked_rem(bp).unwrap_or(0),
+            );
+            let s = bias.get(bi * bp + bj).copied().unwrap_or(0.0);
             if let Some(o) = out.get_mut(i * p + j) {
                 *o = sum * alpha + s * beta;
             }

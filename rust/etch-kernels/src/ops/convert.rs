@@ -77,20 +77,18 @@ fn f_to_i32(v: f64) -> i32 {
 
 /// float → i64 as x86-64: truncation in range, `i64::MIN` otherwise.
 fn f_to_i64(v: f64) -> i64 {
-    if v >= -9223372036854775808.0 && v < 9223372036854775808.0 {
+    if (-9223372036854775808.0..9223372036854775808.0).contains(&v) {
         v as i64
     } else {
         i64::MIN
     }
 }
 
-/// `static_cast<dtype>(v)` as little-endian bytes in `out`; returns the
-/// element size.
+/// `static_cast<dtype>(v)` as little-endian bytes at the start of `out`.
 pub(crate) fn store(dtype: ScalarType, v: Num, out: &mut [u8]) -> Result<()> {
     fn put<const N: usize>(out: &mut [u8], bytes: [u8; N]) -> Result<()> {
-        out.get_mut(..N)
-            .ok_or(bad("element outside its tensor"))?
-            .copy_from_slice(&bytes);
+        let dst = out.get_mut(..N).ok_or(bad("element outside its tensor"))?;
+        etch_runtime::memory::copy_slice(dst, &bytes);
         Ok(())
     }
     // Integer targets narrower than 32 bits take the low bits of the i32
@@ -220,7 +218,7 @@ pub(crate) fn fill(dst: &mut [u8], value: &[u8; 8], elem: usize) {
     let v = value.get(..elem).unwrap_or(&[]);
     for chunk in dst.chunks_exact_mut(elem.max(1)) {
         if chunk.len() == v.len() {
-            chunk.copy_from_slice(v);
+            etch_runtime::memory::copy_slice(chunk, v);
         }
     }
 }

@@ -66,7 +66,7 @@ pub fn index_select(
         norm_dim(dim, 1)?;
         let from = x.data.get(..elem).ok_or(bad("index_select input"))?;
         let to = out.data.get_mut(..elem).ok_or(bad("index_select output"))?;
-        to.copy_from_slice(from);
+        etch_runtime::memory::copy_slice(to, from);
         return Ok(());
     }
     let dim = norm_dim(dim, rank)?;
@@ -168,7 +168,7 @@ pub fn gather(
             ) else {
                 return Err(bad("gather outside its tensor"));
             };
-            dst.copy_from_slice(src);
+            etch_runtime::memory::copy_slice(dst, src);
             Ok(())
         },
     )
@@ -407,7 +407,7 @@ pub fn index_tensor(
         ) else {
             return Err(bad("index.Tensor outside its tensor"));
         };
-        dst.copy_from_slice(src);
+        etch_runtime::memory::copy_slice(dst, src);
         // Odometer over the output coordinate.
         for d in (0..out_rank).rev() {
             let (Some(c), Some(&n)) = (coord.get_mut(d), osizes.get(d)) else {
@@ -466,7 +466,7 @@ pub fn masked_fill(
         let (Some(src), Some(dst)) = (src, out.data.get_mut(oi * elem..oi * elem + elem)) else {
             return Err(bad("masked_fill outside its tensor"));
         };
-        dst.copy_from_slice(src);
+        etch_runtime::memory::copy_slice(dst, src);
         Ok(())
     })
 }
@@ -550,7 +550,7 @@ pub fn arange(start: f64, end: f64, step: f64, out: &mut TensorViewMut<'_>) -> R
         return Err(bad("arange output length"));
     }
     let elem = elem_size(out.dtype)?;
-    for (i, chunk) in out.data.chunks_exact_mut(elem).enumerate() {
+    for (i, chunk) in out.data.chunks_exact_mut(elem.max(1)).enumerate() {
         let v = start + (i as i32 as f64) * step;
         convert::store(out.dtype, Num::F(v), chunk)?;
     }

@@ -412,10 +412,7 @@ pub fn repeat(x: &TensorView<'_>, repeats: &[i64], out: &mut TensorViewMut<'_>) 
     let (xs, os) = (signed_strides(&x.shape), signed_strides(&out.shape));
     let mut sizes = [0usize; MAX_WALK];
     let (mut src, mut dst) = ([0isize; MAX_WALK], [0isize; MAX_WALK]);
-    let pairs = sizes
-        .chunks_exact_mut(2)
-        .zip(src.chunks_exact_mut(2).zip(dst.chunks_exact_mut(2)));
-    for (d, (&rep, (size2, (src2, dst2)))) in repeats.iter().zip(pairs).enumerate() {
+    for (d, &rep) in repeats.iter().enumerate() {
         let rep = usize::try_from(rep).map_err(|_| bad("negative repeat"))?;
         // The input dimension aligned with output dimension d, if any.
         let (size, stride) = match (d + rank).checked_sub(r) {
@@ -427,11 +424,11 @@ pub fn repeat(x: &TensorView<'_>, repeats: &[i64], out: &mut TensorViewMut<'_>) 
             return Err(bad("repeat output shape"));
         }
         // (tile, element): tiles step by a whole input extent in `out`.
-        if let ([s0, s1], [a0, a1], [b0, b1]) = (size2, src2, dst2) {
-            (*s0, *s1) = (rep, size);
-            (*a0, *a1) = (0, stride);
-            (*b0, *b1) = (o.wrapping_mul(size as isize), o);
-        }
+        set(&mut sizes, 2 * d, rep);
+        set(&mut sizes, 2 * d + 1, size);
+        set(&mut src, 2 * d + 1, stride);
+        set(&mut dst, 2 * d, o.wrapping_mul(size as isize));
+        set(&mut dst, 2 * d + 1, o);
     }
     copy_walk(
         sizes.get(..2 * r).unwrap_or(&[]),
@@ -441,6 +438,12 @@ pub fn repeat(x: &TensorView<'_>, repeats: &[i64], out: &mut TensorViewMut<'_>) 
         Side::new(0, &dst),
         elem_size(x.dtype)?,
     )
+}
+
+fn set<T>(a: &mut [T], k: usize, v: T) {
+    if let Some(slot) = a.get_mut(k) {
+        *slot = v;
+    }
 }
 
 /// `repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out)`:
@@ -529,9 +532,9 @@ pub fn roll(
     for (&s, &d) in shifts.iter().zip(dims) {
         let d = norm_dim(d, rank)?;
         let n = x.shape.size(d as isize) as i64;
-        if let Some(slot) = shift.get_mut(d) {
-            let total = (*slot as i64).wrapping_add(s.rem_euclid(n));
-            *slot = total.rem_euclid(n) as usize;
+        if let (Some(slot), Some(s)) = (shift.get_mut(d), s.checked_rem_euclid(n)) {
+            let total = (*slot as i64).wrapping_add(s);
+            *slot = total.checked_rem_euclid(n).unwrap_or(0) as usize;
         }
     }
     let rolled = shift.iter().filter(|&&s| s != 0).count();
@@ -839,7 +842,7 @@ pub fn constant_pad(
     if x.dtype != out.dtype || out.shape.rank() != rank {
         return Err(bad("constant_pad_nd dtype or rank"));
     }
-    if pad.len() % 2 != 0 || pad.len() / 2 > rank || pad.iter().any(|&p| p < 0) {
+    if !pad.len().is_multiple_of(2) || pad.len() / 2 > rank || pad.iter().any(|&p| p < 0) {
         return Err(bad("constant_pad_nd pad"));
     }
     if !x.shape.is_contiguous() || !out.shape.is_contiguous() {
