@@ -21,8 +21,14 @@ END = "# --- end of forwarded features ---"
 def q(names):
     return ", ".join(f'"{n}"' for n in names)
 
+# Group features: every etch-kernels feature made only of other etch-kernels
+# features (all-ops, portable-ops, the operator families, ...), re-declared
+# here over etch-ffi's names; the families stay in etch-kernels' order.
+groups = [name for name, members in kernels.items()
+          if name not in ("default", "dsp") and not name.startswith(("dtype-", "op-"))
+          and all(m in kernels for m in members)]
 lines = [BEGIN]
-for group in ("all-dtypes", "all-ops", "portable-ops", "cortex-m-ops"):
+for group in groups:
     lines.append(f"{group} = [{q(kernels[group])}]")
 for name in sorted(n for n in kernels if n.startswith(("dtype-", "op-"))):
     lines.append(f'{name} = ["etch-kernels/{name}"]')
