@@ -37,8 +37,6 @@ const PENDING: &[&str] = &[
     "lstm_f32", // tanh
     "lstm_int8", // tanh
     "lstm_cm", // tanh
-    "tcn_f32", // constant_pad_nd
-    "tcn_int8", // constant_pad_nd
     "tcn_cm",  // clamp on int8 (the flow's quantized ReLU): InvalidType
     "mlp_tanh_f32", // tanh
     "mlp_tanh_int8", // tanh
