@@ -105,3 +105,11 @@ CASES += [
     case("scalar_tensor_f32", Fn(lambda x: (A.scalar_tensor(-2.5), x.clone())), (randn(2),)),
     case("scalar_tensor_i32", Fn(lambda x: (A.scalar_tensor(7, dtype=torch.int32), x.clone())), (randn(2),)),
 ]
+
+CASES += [
+    # upsample_nearest2d: scale form, size form (scale 1/(out/in) in f64 then f32), channels-last.
+    case("upsample_nearest2d_scale_f32", Fn(lambda x: F.interpolate(x, scale_factor=2, mode="nearest")), (randn(1, 2, 3, 4),)),
+    case("upsample_nearest2d_size_f32", Fn(lambda x: F.interpolate(x, size=(5, 7), mode="nearest")), (randn(1, 2, 3, 4),)),
+    case("upsample_nearest2d_frac_i8", Fn(lambda x: F.interpolate(x, scale_factor=(1.7, 0.6), mode="nearest")), (ints(torch.int8, 2, 1, 3, 5),)),
+    case("upsample_nearest2d_cl_f32", Fn(lambda x: F.interpolate(x, scale_factor=3, mode="nearest")), (cl(randn(1, 3, 2, 2)),)),
+]

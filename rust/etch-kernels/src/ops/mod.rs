@@ -26,6 +26,7 @@ mod prim;
 mod quantized_decomposed;
 pub(crate) mod reduce;
 mod shape;
+mod upsample;
 pub(crate) mod walk;
 
 /// Kernel taps `[lo, hi)` of output `o` along one axis whose input position
@@ -207,6 +208,8 @@ pub const KERNELS: &[Kernel] = &[
     index::FULL_LIKE_OUT,
     #[cfg(feature = "op-aten-arange-start_out")]
     index::ARANGE_START_OUT,
+    #[cfg(feature = "op-aten-upsample_nearest2d-vec_out")]
+    upsample::UPSAMPLE_NEAREST2D_VEC_OUT,
     // --- portable: convolution family ---
     #[cfg(feature = "op-aten-convolution-out")]
     conv::CONVOLUTION_OUT,
