@@ -56,6 +56,15 @@ mkdir -p "$out"
 
 # --- 1. features, 2. header --------------------------------------------------
 python3 "$ffi/gen-features.py" --check || status=1
+# The Zephyr module builds etch-ffi with --offline --locked
+# (CONFIG_ETCH_CARGO_OFFLINE): its Cargo.lock must hold every dependency.
+if cargo tree --locked --offline -q --manifest-path "$ffi/Cargo.toml" --features frontend,etdump >/dev/null 2>"$out/lock.err" \
+   || cargo tree --locked -q --manifest-path "$ffi/Cargo.toml" --features frontend,etdump >/dev/null 2>"$out/lock.err"; then
+  echo "ok   rust/etch-ffi/Cargo.lock is complete (--locked builds work)"
+else
+  cat "$out/lock.err"
+  fail "rust/etch-ffi/Cargo.lock is stale: run cargo update -w --manifest-path rust/etch-ffi/Cargo.toml and commit it"
+fi
 cbindgen -q --config "$here/cbindgen.toml" --crate etch-ffi --output "$out/etch.h" "$ffi"
 if [ "${1:-}" = "--regen" ]; then
   cp "$out/etch.h" "$here/include/etch.h"
