@@ -170,3 +170,10 @@ CASES += [
     case("any_i32_all", Fn(lambda x: torch.any(x)), (torch.tensor([[0, 0], [0, 3]], dtype=torch.int32),)),
     case("any_bool_all_false", Fn(lambda x: torch.any(x, -1)), (torch.zeros(2, 3, dtype=torch.bool),)),
 ]
+
+# ---- pooling
+CASES += [
+    case("adaptive_avg_pool2d_f32_7to3", torch.nn.AdaptiveAvgPool2d((3, 3)), (randn(1, 2, 7, 7),)),
+    case("adaptive_avg_pool2d_f32_5x6to2x4", torch.nn.AdaptiveAvgPool2d((2, 4)), (randn(2, 3, 5, 6),)),
+    case("adaptive_avg_pool2d_f32_3d", torch.nn.AdaptiveAvgPool2d((4, 3)), (randn(3, 9, 5),)),
+]

@@ -161,6 +161,8 @@ pub const KERNELS: &[Kernel] = &[
     reduce::ANY_DIMS_OUT,
     #[cfg(feature = "op-aten-any-all_out")]
     reduce::ANY_ALL_OUT,
+    #[cfg(feature = "op-aten-_adaptive_avg_pool2d-out")]
+    reduce::ADAPTIVE_AVG_POOL2D_OUT,
     // --- portable: shape and data movement ---
     #[cfg(feature = "op-aten-select_copy-int_out")]
     shape::SELECT_COPY_INT_OUT,

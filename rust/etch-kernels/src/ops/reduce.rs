@@ -859,3 +859,68 @@ pub const ANY_ALL_OUT: Kernel = op!(
     "aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| any_out(ctx, None, false, 1)
 );
+
+// ------------------------------------------------------------- pooling
+
+/// `_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *,
+/// Tensor(a!) out)`, f32, contiguous 3-D or 4-D: portable
+/// `op__adaptive_avg_pool2d.cpp`. Window rows `[floor(o·in/out),
+/// ceil((o+1)·in/out))` with the quotient in f32, likewise columns;
+/// `sum = 0.f; sum += x` row-major over the window, then
+/// `sum / (float)count`.
+pub const ADAPTIVE_AVG_POOL2D_OUT: Kernel = op!(
+    "aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let size = ctx.int_list(1)?;
+        let ([x], [mut out]) = ctx.io([0], [2])?;
+        let x = required(x, 0)?;
+        let rank = x.shape.rank();
+        let [oh, ow] = *size.as_slice() else {
+            return Err(bad("adaptive_avg_pool2d output_size"));
+        };
+        if !(rank == 3 || rank == 4) || oh <= 0 || ow <= 0 || x.dtype != out.dtype {
+            return Err(bad("adaptive_avg_pool2d arguments"));
+        }
+        let (ih, iw) = (x.shape.size(-2), x.shape.size(-1));
+        if ih == 0 || iw == 0 {
+            return Err(bad("adaptive_avg_pool2d empty plane"));
+        }
+        let (oh, ow) = (oh as usize, ow as usize);
+        let planes = x.numel() / (ih * iw);
+        let sizes_ok = out.shape.rank() == rank
+            && out.shape.sizes().get(..rank - 2) == x.shape.sizes().get(..rank - 2)
+            && out.shape.size(-2) == oh
+            && out.shape.size(-1) == ow;
+        if !sizes_ok {
+            return Err(bad("adaptive_avg_pool2d output shape"));
+        }
+        if !x.shape.is_contiguous() || !out.shape.is_contiguous() {
+            return Err(bad("adaptive_avg_pool2d needs contiguous tensors"));
+        }
+        if x.dtype != ScalarType::FLOAT {
+            return Err(bad_dtype("adaptive_avg_pool2d dtype", x.dtype));
+        }
+        let (xd, od) = (x.as_f32()?, out.as_f32_mut()?);
+        // floor/ceil of (o·in)/out computed in f32, as upstream.
+        let start = |o: usize, out: usize, inn: usize| libm::floorf((o * inn) as f32 / out as f32) as usize;
+        let end = |o: usize, out: usize, inn: usize| libm::ceilf(((o + 1) * inn) as f32 / out as f32) as usize;
+        for p in 0..planes {
+            let plane = xd.get(p * ih * iw..(p + 1) * ih * iw).ok_or(bad("adaptive_avg_pool2d input"))?;
+            for y in 0..oh {
+                let (y0, y1) = (start(y, oh, ih), end(y, oh, ih).min(ih));
+                for xo in 0..ow {
+                    let (x0, x1) = (start(xo, ow, iw), end(xo, ow, iw).min(iw));
+                    let mut sum = 0.0f32;
+                    for r in y0..y1 {
+                        for c in x0..x1 {
+                            sum += plane.get(r * iw + c).copied().unwrap_or(0.0);
+                        }
+                    }
+                    let count = (y1.saturating_sub(y0) * x1.saturating_sub(x0)) as f32;
+                    *od.get_mut((p * oh + y) * ow + xo).ok_or(bad("adaptive_avg_pool2d output"))? = sum / count;
+                }
+            }
+        }
+        Ok(())
+    }
+);
