@@ -23,8 +23,6 @@ const PENDING: &[&str] = &[
     "mobilenet_v3_f32",  // div
     "mobilenet_v3_int8", // div
     "mobilenet_v3_cm",   // div
-    "unet_f32",          // upsample_nearest2d.vec_out
-    "unet_int8",         // upsample_nearest2d.vec_out
     "unet_cm",           // upsample_nearest2d.vec_out
     "transformer_f32",   // gelu
     "transformer_int8",  // gelu
