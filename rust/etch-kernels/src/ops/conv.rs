@@ -279,6 +279,7 @@ fn convolution(
     transposed: bool,
     groups: i64,
 ) -> Result<()> {
+    #[allow(unused_variables)] // unused when no dtype is selected
     let g = geometry(x, w, bias, &out.shape, params, transposed, groups)?;
     if x.dtype != out.dtype {
         return Err(bad("convolution dtypes differ"));
