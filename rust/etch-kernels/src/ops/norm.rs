@@ -30,6 +30,22 @@ fn f32_only(t: &TensorView<'_>) -> Result<()> {
     }
 }
 
+/// Block `k` of `n` elements of `x` and of `y` (no `chunks`: its length
+/// division keeps a divide-by-zero panic path in firmware builds).
+fn block<'a, 'b>(
+    x: &'a [f32],
+    y: &'b mut [f32],
+    k: usize,
+    n: usize,
+) -> Result<(&'a [f32], &'b mut [f32])> {
+    let lo = k.checked_mul(n).ok_or(bad("normalization block"))?;
+    let hi = lo.checked_add(n).ok_or(bad("normalization block"))?;
+    match (x.get(lo..hi), y.get_mut(lo..hi)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(bad("normalization block")),
+    }
+}
+
 /// An optional rank-1 f32 parameter of `n` elements (weight, bias, running
 /// statistics), checked as upstream checks it.
 fn param<'d>(t: Option<TensorView<'d>>, n: usize) -> Result<Option<&'d [f32]>> {
@@ -97,7 +113,7 @@ fn batch_norm(
     if xd.len() != od.len() {
         return Err(bad("batch_norm sizes"));
     }
-    let mut blocks = xd.chunks(inner.max(1)).zip(od.chunks_mut(inner.max(1)));
+    let mut k = 0usize;
     for _outer in 0..x.shape.size(0) {
         for ch in 0..c {
             let (Some(&m), Some(&v)) = (mean.get(ch), var.get(ch)) else {
@@ -109,9 +125,8 @@ fn batch_norm(
             if inner == 0 {
                 continue;
             }
-            let Some((xs, os)) = blocks.next() else {
-                return Err(bad("batch_norm sizes"));
-            };
+            let (xs, os) = block(xd, od, k, inner)?;
+            k += 1;
             for (o, &xv) in os.iter_mut().zip(xs) {
                 *o = (xv - m) * invstd * wv + bv;
             }
@@ -196,12 +211,8 @@ fn layer_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         rd.fill(f32::NAN);
         return Ok(());
     }
-    for (((xs, ys), mo), ro) in xd
-        .chunks(n)
-        .zip(od.chunks_mut(n))
-        .zip(md.iter_mut())
-        .zip(rd.iter_mut())
-    {
+    for (i, (mo, ro)) in md.iter_mut().zip(rd.iter_mut()).enumerate() {
+        let (xs, ys) = block(xd, od, i, n)?;
         let mut sum = 0.0f32;
         for &v in xs {
             sum += v;
@@ -252,7 +263,7 @@ fn group_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     {
         return Err(bad("group_norm N, C, HxW differ from the input"));
     }
-    if g <= 0 || c % g as usize != 0 {
+    if g <= 0 || c.checked_rem(g as usize) != Some(0) {
         return Err(bad("group_norm group"));
     }
     let g = g as usize;
@@ -269,7 +280,7 @@ fn group_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     if !x.shape.is_contiguous() || !out.shape.is_contiguous() {
         return Err(bad("group_norm needs contiguous tensors"));
     }
-    let d = c / g;
+    let d = c.checked_div(g).unwrap_or(0);
     let inner = d * hxw;
     let (xd, od) = (x.as_f32()?, out.as_f32_mut()?);
     let (md, rd) = (mean_out.as_f32_mut()?, rstd_out.as_f32_mut()?);
@@ -281,12 +292,8 @@ fn group_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         rd.fill(f32::NAN);
         return Ok(());
     }
-    for (i, ((xs, ys), (mo, ro))) in xd
-        .chunks(inner)
-        .zip(od.chunks_mut(inner))
-        .zip(md.iter_mut().zip(rd.iter_mut()))
-        .enumerate()
-    {
+    for (i, (mo, ro)) in md.iter_mut().zip(rd.iter_mut()).enumerate() {
+        let (xs, ys) = block(xd, od, i, inner)?;
         let mut sum = 0.0f32;
         for &v in xs {
             sum += v;
@@ -303,12 +310,9 @@ fn group_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
                 *y = ((v as f64 - mean) * rstd) as f32;
             }
         } else {
-            let group = i % g;
-            for (j, (yc, xc)) in ys
-                .chunks_mut(hxw.max(1))
-                .zip(xs.chunks(hxw.max(1)))
-                .enumerate()
-            {
+            let group = i.checked_rem(g).unwrap_or(0);
+            for j in 0..d {
+                let (xc, yc) = block(xs, ys, j, hxw)?;
                 let ch = group * d + j;
                 let wv = w.and_then(|w| w.get(ch).copied()).map_or(1.0, f64::from);
                 let bv = b.and_then(|b| b.get(ch).copied()).map_or(0.0, f64::from);

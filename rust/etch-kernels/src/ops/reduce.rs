@@ -158,8 +158,8 @@ impl ReducePlan {
             if size == 0 {
                 return 0;
             }
-            base += (rest % size) * stride;
-            rest /= size;
+            base += rest.checked_rem(size).unwrap_or(0) * stride;
+            rest = rest.checked_div(size).unwrap_or(0);
         }
         base
     }
@@ -886,7 +886,7 @@ pub const ADAPTIVE_AVG_POOL2D_OUT: Kernel = op!(
             return Err(bad("adaptive_avg_pool2d empty plane"));
         }
         let (oh, ow) = (oh as usize, ow as usize);
-        let planes = x.numel() / (ih * iw);
+        let planes = x.numel().checked_div(ih * iw).unwrap_or(0);
         let sizes_ok = out.shape.rank() == rank
             && out.shape.sizes().get(..rank - 2) == x.shape.sizes().get(..rank - 2)
             && out.shape.size(-2) == oh
