@@ -34,7 +34,7 @@ import pte_facts  # noqa: E402
 FAMILIES = ("elementwise", "reduction", "shape", "conv")
 
 
-def case(name, module, inputs, rule="exact", why="", quant=None):
+def case(name, module, inputs, rule="exact", why="", quant=None, reference=None):
     """One single-operator program.
 
     name:   file stem, e.g. "tanh_f32"
@@ -47,9 +47,14 @@ def case(name, module, inputs, rule="exact", why="", quant=None):
             Cortex-M4, float I/O; the pip runtime has no cortex_m kernels, so
             the reference is ExecuTorch's cortex_m reference ops run eagerly
             over the final graph, as for tests/fixtures/*_cm_*)
+    reference: None (the outputs come from the runtime), or (fn, why) with
+            fn(*input_arrays) -> [output arrays] a Python model of the portable
+            kernel's arithmetic, for the operators the pip runtime takes from
+            kernels/optimized (shared/reference/executorch-portable-kernels.md
+            §0); why says how the optimized kernel differs
     """
     assert rule == "exact" or why, f"{name}: a non-exact rule needs a reason"
-    return dict(name=name, module=module, inputs=inputs, rule=rule, why=why, quant=quant)
+    return dict(name=name, module=module, inputs=inputs, rule=rule, why=why, quant=quant, reference=reference)
 
 
 def export(c):
@@ -109,6 +114,12 @@ def main():
             if args.only not in c["name"]:
                 continue
             buf, xs, ys = export(c)
+            if c.get("reference") is not None:
+                fn, ref_why = c["reference"]
+                model = [np.asarray(y) for y in fn(*xs)]
+                differ = sum(int((~((m == y) | (np.isnan(m) & np.isnan(y)))).sum()) for m, y in zip(model, ys))
+                print(f"{c['name']}: reference from the Python model ({differ} elements differ from the pip runtime)")
+                ys = model
             base = os.path.join(args.out, c["name"])
             open(base + ".pte", "wb").write(buf)
             for i, x in enumerate(xs):
@@ -127,6 +138,7 @@ def main():
                 "outputs": len(ys),
                 "rule": c["rule"],
                 "why": c["why"],
+                "reference": "ExecuTorch runtime" if c.get("reference") is None else "Python model of the portable kernel: " + c["reference"][1],
                 "made_by": MADE_BY[c["quant"]],
             }
             print(f"{c['name']}: {len(buf)} B, ops {ops}", flush=True)

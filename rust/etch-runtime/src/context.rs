@@ -164,6 +164,16 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
     }
 
+    /// A `str` or `str?` argument's bytes, `None` when Null (gelu's
+    /// `approximate`, div's `rounding_mode`).
+    pub fn opt_str(&self, i: usize) -> Result<Option<&'a [u8]>> {
+        match self.value(i)? {
+            Value::String(s) => Ok(Some(s)),
+            Value::Null => Ok(None),
+            _ => Err(bad_arg("argument is not a String", i)),
+        }
+    }
+
     /// Length of an `int[]` argument.
     pub fn int_list_len(&self, i: usize) -> Result<usize> {
         match self.value(i)? {

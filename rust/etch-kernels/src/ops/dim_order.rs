@@ -49,13 +49,17 @@ pub const CLONE_DIM_ORDER_OUT: Kernel = op!(
 );
 
 /// `_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
-/// int[]? dim_order=None, Tensor(a!) out)`; same-dtype copies only (a dtype
-/// change is `InvalidType`).
+/// int[]? dim_order=None, Tensor(a!) out)`: a copy, or with a dtype change
+/// a `static_cast` per element (`elementwise::convert`).
 pub const TO_DIM_ORDER_COPY_OUT: Kernel = op!(
     "dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         check_dim_order_arg(ctx, 2, 3)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
-        copy::copy_tensor(&required(x, 0)?, &mut out)
+        let x = required(x, 0)?;
+        if x.dtype != out.dtype {
+            return super::elementwise::convert(&x, &mut out);
+        }
+        copy::copy_tensor(&x, &mut out)
     }
 );

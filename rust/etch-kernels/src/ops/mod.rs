@@ -10,11 +10,13 @@ use etch_runtime::Kernel;
 
 pub(crate) mod arith;
 mod aten;
+mod binary;
 mod conv;
 mod convert;
 pub(crate) mod copy;
 mod cortex_m;
 mod dim_order;
+pub(crate) mod dtype;
 mod elementwise;
 pub(crate) mod expf;
 mod index;
@@ -26,6 +28,7 @@ mod prim;
 mod quantized_decomposed;
 pub(crate) mod reduce;
 mod shape;
+mod unary;
 mod upsample;
 pub(crate) mod walk;
 
@@ -77,25 +80,25 @@ pub const KERNELS: &[Kernel] = &[
     #[cfg(feature = "op-aten-clone-out")]
     aten::CLONE_OUT,
     #[cfg(feature = "op-aten-relu-out")]
-    aten::RELU_OUT,
+    unary::RELU_OUT,
     #[cfg(feature = "op-aten-addmm-out")]
     aten::ADDMM_OUT,
     #[cfg(feature = "op-aten-add-out")]
-    aten::ADD_OUT,
+    binary::ADD_OUT,
     #[cfg(feature = "op-aten-mul-out")]
-    aten::MUL_OUT,
+    binary::MUL_OUT,
     #[cfg(feature = "op-aten-minimum-out")]
-    aten::MINIMUM_OUT,
+    binary::MINIMUM_OUT,
     #[cfg(feature = "op-aten-maximum-out")]
-    aten::MAXIMUM_OUT,
+    binary::MAXIMUM_OUT,
     #[cfg(feature = "op-aten-slice_copy-Tensor_out")]
     aten::SLICE_COPY_TENSOR_OUT,
     #[cfg(feature = "op-aten-hardtanh-out")]
-    portable_extra::HARDTANH_OUT,
+    unary::HARDTANH_OUT,
     #[cfg(feature = "op-aten-clamp-out")]
-    portable_extra::CLAMP_OUT,
+    unary::CLAMP_OUT,
     #[cfg(feature = "op-aten-sigmoid-out")]
-    portable_extra::SIGMOID_OUT,
+    unary::SIGMOID_OUT,
     #[cfg(feature = "op-aten-_softmax-out")]
     reduce::SOFTMAX_OUT,
     #[cfg(feature = "op-aten-mm-out")]
@@ -125,7 +128,120 @@ pub const KERNELS: &[Kernel] = &[
     #[cfg(feature = "op-dim_order_ops-_to_dim_order_copy-out")]
     dim_order::TO_DIM_ORDER_COPY_OUT,
     // --- portable: element-wise (unary, binary, comparisons, where) ---
-
+    #[cfg(feature = "op-aten-tanh-out")]
+    unary::TANH_OUT,
+    #[cfg(feature = "op-aten-exp-out")]
+    unary::EXP_OUT,
+    #[cfg(feature = "op-aten-expm1-out")]
+    unary::EXPM1_OUT,
+    #[cfg(feature = "op-aten-log-out")]
+    unary::LOG_OUT,
+    #[cfg(feature = "op-aten-log1p-out")]
+    unary::LOG1P_OUT,
+    #[cfg(feature = "op-aten-log2-out")]
+    unary::LOG2_OUT,
+    #[cfg(feature = "op-aten-sqrt-out")]
+    unary::SQRT_OUT,
+    #[cfg(feature = "op-aten-rsqrt-out")]
+    unary::RSQRT_OUT,
+    #[cfg(feature = "op-aten-reciprocal-out")]
+    unary::RECIPROCAL_OUT,
+    #[cfg(feature = "op-aten-erf-out")]
+    unary::ERF_OUT,
+    #[cfg(feature = "op-aten-sin-out")]
+    unary::SIN_OUT,
+    #[cfg(feature = "op-aten-cos-out")]
+    unary::COS_OUT,
+    #[cfg(feature = "op-aten-floor-out")]
+    unary::FLOOR_OUT,
+    #[cfg(feature = "op-aten-ceil-out")]
+    unary::CEIL_OUT,
+    #[cfg(feature = "op-aten-trunc-out")]
+    unary::TRUNC_OUT,
+    #[cfg(feature = "op-aten-round-out")]
+    unary::ROUND_OUT,
+    #[cfg(feature = "op-aten-sign-out")]
+    unary::SIGN_OUT,
+    #[cfg(feature = "op-aten-abs-out")]
+    unary::ABS_OUT,
+    #[cfg(feature = "op-aten-neg-out")]
+    unary::NEG_OUT,
+    #[cfg(feature = "op-aten-logical_not-out")]
+    unary::LOGICAL_NOT_OUT,
+    #[cfg(feature = "op-aten-isnan-out")]
+    unary::ISNAN_OUT,
+    #[cfg(feature = "op-aten-isinf-out")]
+    unary::ISINF_OUT,
+    #[cfg(feature = "op-aten-leaky_relu-out")]
+    unary::LEAKY_RELU_OUT,
+    #[cfg(feature = "op-aten-elu-out")]
+    unary::ELU_OUT,
+    #[cfg(feature = "op-aten-gelu-out")]
+    unary::GELU_OUT,
+    #[cfg(feature = "op-aten-add-Scalar_out")]
+    binary::ADD_SCALAR_OUT,
+    #[cfg(feature = "op-aten-sub-out")]
+    binary::SUB_OUT,
+    #[cfg(feature = "op-aten-sub-Scalar_out")]
+    binary::SUB_SCALAR_OUT,
+    #[cfg(feature = "op-aten-rsub-Scalar_out")]
+    binary::RSUB_SCALAR_OUT,
+    #[cfg(feature = "op-aten-mul-Scalar_out")]
+    binary::MUL_SCALAR_OUT,
+    #[cfg(feature = "op-aten-div-out")]
+    binary::DIV_OUT,
+    #[cfg(feature = "op-aten-div-out_mode")]
+    binary::DIV_OUT_MODE,
+    #[cfg(feature = "op-aten-div-Scalar_out")]
+    binary::DIV_SCALAR_OUT,
+    #[cfg(feature = "op-aten-div-Scalar_mode_out")]
+    binary::DIV_SCALAR_MODE_OUT,
+    #[cfg(feature = "op-aten-pow-Tensor_Tensor_out")]
+    binary::POW_TENSOR_TENSOR_OUT,
+    #[cfg(feature = "op-aten-pow-Tensor_Scalar_out")]
+    binary::POW_TENSOR_SCALAR_OUT,
+    #[cfg(feature = "op-aten-pow-Scalar_out")]
+    binary::POW_SCALAR_OUT,
+    #[cfg(feature = "op-aten-where-self_out")]
+    binary::WHERE_SELF_OUT,
+    #[cfg(feature = "op-aten-logical_and-out")]
+    binary::LOGICAL_AND_OUT,
+    #[cfg(feature = "op-aten-logical_or-out")]
+    binary::LOGICAL_OR_OUT,
+    #[cfg(feature = "op-aten-logical_xor-out")]
+    binary::LOGICAL_XOR_OUT,
+    #[cfg(feature = "op-aten-remainder-Tensor_out")]
+    binary::REMAINDER_TENSOR_OUT,
+    #[cfg(feature = "op-aten-remainder-Scalar_out")]
+    binary::REMAINDER_SCALAR_OUT,
+    #[cfg(feature = "op-aten-fmod-Tensor_out")]
+    binary::FMOD_TENSOR_OUT,
+    #[cfg(feature = "op-aten-fmod-Scalar_out")]
+    binary::FMOD_SCALAR_OUT,
+    #[cfg(feature = "op-aten-eq-Tensor_out")]
+    binary::EQ_TENSOR_OUT,
+    #[cfg(feature = "op-aten-eq-Scalar_out")]
+    binary::EQ_SCALAR_OUT,
+    #[cfg(feature = "op-aten-ne-Tensor_out")]
+    binary::NE_TENSOR_OUT,
+    #[cfg(feature = "op-aten-ne-Scalar_out")]
+    binary::NE_SCALAR_OUT,
+    #[cfg(feature = "op-aten-lt-Tensor_out")]
+    binary::LT_TENSOR_OUT,
+    #[cfg(feature = "op-aten-lt-Scalar_out")]
+    binary::LT_SCALAR_OUT,
+    #[cfg(feature = "op-aten-le-Tensor_out")]
+    binary::LE_TENSOR_OUT,
+    #[cfg(feature = "op-aten-le-Scalar_out")]
+    binary::LE_SCALAR_OUT,
+    #[cfg(feature = "op-aten-gt-Tensor_out")]
+    binary::GT_TENSOR_OUT,
+    #[cfg(feature = "op-aten-gt-Scalar_out")]
+    binary::GT_SCALAR_OUT,
+    #[cfg(feature = "op-aten-ge-Tensor_out")]
+    binary::GE_TENSOR_OUT,
+    #[cfg(feature = "op-aten-ge-Scalar_out")]
+    binary::GE_SCALAR_OUT,
     // --- portable: reductions and normalization ---
     #[cfg(feature = "op-aten-mean-dtype_out")]
     reduce::MEAN_DTYPE_OUT,
