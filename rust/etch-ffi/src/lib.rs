@@ -47,6 +47,15 @@ pub use ptr::ETCH_MAX_NAME_LEN;
 pub use registry::*;
 pub use status::*;
 
+/// The unwind tables of some of compiler_builtins' math objects (fmodf and
+/// friends, which float kernels can call on hosted Linux targets) name the
+/// personality routine. This library is built with panic=abort and never
+/// unwinds, so nothing ever calls it; defining it lets C programs on x86_64
+/// and i686 Linux (native_sim, the C harness) link the static library.
+#[cfg(all(not(test), target_os = "linux"))]
+#[no_mangle]
+pub extern "C" fn rust_eh_personality() {}
+
 /// Version of this C API; bumped when a signature or handle layout changes.
 pub const ETCH_API_VERSION: u32 = 1;
 
