@@ -54,7 +54,7 @@ pub use status::*;
 /// and i686 Linux (native_sim, the C harness) link the static library.
 #[cfg(all(not(test), target_os = "linux"))]
 #[no_mangle]
-pub extern "C" fn rust_eh_personality() {}
+extern "C" fn rust_eh_personality() {}
 
 /// Version of this C API; bumped when a signature or handle layout changes.
 pub const ETCH_API_VERSION: u32 = 1;
