@@ -16,7 +16,7 @@
 use crate::error::{Error, Result};
 use crate::file::PteFile;
 use crate::flatbuffer::Vector;
-use crate::schema::{ExecutionPlan, InstructionArgs, Tensor, Value};
+use crate::schema::{check_utf8, ExecutionPlan, InstructionArgs, Tensor, Value};
 use crate::tensor;
 use crate::types::{TensorDataLocation, ValueKind};
 
@@ -33,6 +33,7 @@ impl Budget {
 }
 
 /// Verifies the whole file. See the module docs for what is checked.
+#[inline(never)]
 pub fn verify(file: &PteFile<'_>) -> Result<()> {
     let mut budget = Budget(file.data().len().saturating_mul(64).saturating_add(4096));
     let program = file.program();
@@ -124,8 +125,13 @@ fn check_index(index: i64, len: usize, what: &'static str, at: usize) -> Result<
     Ok(index as usize)
 }
 
+#[inline(never)]
 fn verify_plan(file: &PteFile<'_>, plan: ExecutionPlan<'_>, budget: &mut Budget) -> Result<()> {
-    plan.name()?;
+    check_utf8(
+        plan.name_bytes()?,
+        "ExecutionPlan.name is not UTF-8",
+        plan.position(),
+    )?;
     if let Some(meta) = plan.container_meta_type()? {
         meta.encoded_inp_str()?;
         meta.encoded_out_str()?;
@@ -203,14 +209,26 @@ fn verify_plan(file: &PteFile<'_>, plan: ExecutionPlan<'_>, budget: &mut Budget)
     for op in operators.iter() {
         let op = op?;
         budget.spend(1, op.position())?;
-        op.name()?;
-        op.overload()?;
+        check_utf8(
+            op.name_bytes()?,
+            "Operator.name is not UTF-8",
+            op.position(),
+        )?;
+        check_utf8(
+            op.overload_bytes()?,
+            "Operator.overload is not UTF-8",
+            op.position(),
+        )?;
     }
     let delegates = plan.delegates()?;
     for d in delegates.iter() {
         let d = d?;
         budget.spend(1, d.position())?;
-        d.id()?;
+        check_utf8(
+            d.id_bytes()?,
+            "BackendDelegate.id is not UTF-8",
+            d.position(),
+        )?;
         file.delegate_data(d.processed()?)?;
         let specs = d.compile_specs()?;
         for s in specs.iter() {
@@ -309,6 +327,7 @@ fn verify_plan(file: &PteFile<'_>, plan: ExecutionPlan<'_>, budget: &mut Budget)
     Ok(())
 }
 
+#[inline(never)]
 fn check_args(args: Vector<'_, i32>, n: usize, budget: &mut Budget) -> Result<()> {
     budget.spend(args.len(), args.position())?;
     for a in args.iter() {
@@ -322,6 +341,7 @@ fn check_args(args: Vector<'_, i32>, n: usize, budget: &mut Budget) -> Result<()
     Ok(())
 }
 
+#[inline(never)]
 fn verify_tensor(file: &PteFile<'_>, t: &Tensor<'_>, buffer_sizes: &Vector<'_, i64>) -> Result<()> {
     let at = t.position();
     tensor::check_dim_order(t)?;
