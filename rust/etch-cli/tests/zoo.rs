@@ -18,16 +18,12 @@ mod support;
 /// Programs etch cannot run yet, with what they wait for (missing operators,
 /// or what fails). Keep it current: the test fails when one of these passes.
 const PENDING: &[&str] = &[
-    "lenet_f32",        // 32 ulp: tanhf (Rust libm vs glibc)
     "mobilenet_v3_f32", // 4 ulp: the pip reference divides by 6 as x * (1/6) (kernels/optimized div); etch divides (portable)
     "unet_cm",          // convolution bias dtype: InvalidType
     "transformer_f32", // 15 ulp: the pip reference runs kernels/optimized gelu; etch the portable f64 erf
     "vit_f32",         // full_like memory_format: InvalidArgument
     "vit_int8",        // full_like memory_format: InvalidArgument
     "vit_cm",          // full_like memory_format: InvalidArgument
-    "gru_f32",         // 4 ulp: tanhf (Rust libm vs glibc)
-    "lstm_f32",        // 4 ulp: tanhf (Rust libm vs glibc)
-    "mlp_tanh_f32",    // 2 ulp: tanhf (Rust libm vs glibc)
 ];
 
 fn zoo_dir() -> PathBuf {

@@ -28,6 +28,7 @@ mod prim;
 mod quantized_decomposed;
 pub(crate) mod reduce;
 mod shape;
+pub(crate) mod tanhf;
 mod unary;
 mod upsample;
 pub(crate) mod walk;

@@ -25,6 +25,7 @@ use super::dtype::{
 };
 use super::elementwise::map;
 use super::expf::expf;
+use super::tanhf::{expm1f, tanhf};
 
 fn same_shape(x: &TensorView<'_>, out: &TensorViewMut<'_>) -> Result<()> {
     if x.shape.sizes() != out.shape.sizes() {
@@ -81,11 +82,10 @@ macro_rules! same_type {
     }};
 }
 
-/// `tanh.out`: `tanhf`. libm's `tanhf` (musl) against glibc's: see
-/// `tests/ops` rule.
+/// `tanh.out`: `tanhf` (glibc's algorithm, `tanhf.rs`).
 pub const TANH_OUT: Kernel = op!(
     "aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::tanhf)
+    |ctx| float_fn(ctx, tanhf)
 );
 
 /// `exp.out`: `expf` (glibc's algorithm, `expf.rs`).
@@ -94,10 +94,10 @@ pub const EXP_OUT: Kernel = op!(
     |ctx| float_fn(ctx, expf)
 );
 
-/// `expm1.out`: `expm1f`.
+/// `expm1.out`: `expm1f` (glibc's algorithm, `tanhf.rs`).
 pub const EXPM1_OUT: Kernel = op!(
     "aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::expm1f)
+    |ctx| float_fn(ctx, expm1f)
 );
 
 /// `log.out`: `logf`.
@@ -358,7 +358,7 @@ pub const ELU_OUT: Kernel = op!(
         let negcoef = alpha * scale;
         same_type!(ctx, 4, float, T => move |v: T| {
             if v <= 0.0 {
-                libm::expm1f(v * input_scale) * negcoef
+                expm1f(v * input_scale) * negcoef
             } else {
                 v * scale
             }
@@ -395,7 +395,7 @@ fn gelu(x: f32, tanh: bool) -> f32 {
             (core::f64::consts::SQRT_2 * core::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
         const K_KAPPA: f32 = 0.044715;
         let inner = K_BETA * (x + K_KAPPA * (x * x * x));
-        (0.5 * x as f64 * (1.0 + libm::tanhf(inner) as f64)) as f32
+        (0.5 * x as f64 * (1.0 + tanhf(inner) as f64)) as f32
     } else {
         (0.5 * x as f64 * (1.0 + libm::erf(x as f64 * core::f64::consts::FRAC_1_SQRT_2))) as f32
     }
