@@ -494,13 +494,15 @@ pub const SCALAR_TENSOR_OUT: Kernel = op!(
 
 /// `full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat?
 /// memory_format=None, Tensor(a!) out)`: out (self's shape) filled with the
-/// overflow-checked value; `memory_format` None, contiguous (0) or
-/// preserve (3).
+/// overflow-checked value; `memory_format` None, contiguous or preserve
+/// (`MemoryFormat::Contiguous` = 0, `Preserve` = 1, as the exporter writes
+/// `torch.contiguous_format` / `torch.preserve_format`), else
+/// InvalidArgument.
 pub const FULL_LIKE_OUT: Kernel = op!(
     "aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         let value = Scalar::read(ctx, 1)?;
-        if !matches!(ctx.opt_int(2)?, None | Some(0) | Some(3)) {
+        if !matches!(ctx.opt_int(2)?, None | Some(0) | Some(1)) {
             return Err(bad("full_like memory_format"));
         }
         let ([x], [mut out]) = ctx.io([0], [3])?;
