@@ -19,7 +19,6 @@ mod support;
 /// or what fails). Keep it current: the test fails when one of these passes.
 const PENDING: &[&str] = &[
     "mobilenet_v3_f32", // 4 ulp: the pip reference divides by 6 as x * (1/6) (kernels/optimized div); etch divides (portable)
-    "unet_cm",          // convolution bias dtype: InvalidType
     "transformer_f32", // 15 ulp: the pip reference runs kernels/optimized gelu; etch the portable f64 erf
     "vit_f32",         // 2 ulp: under investigation
     "vit_cm",          // differs: under investigation

@@ -25,6 +25,7 @@ use etch_runtime::{
     op, Error, ErrorCode, Kernel, KernelContext, Result, Shape, TensorView, TensorViewMut,
 };
 
+use super::dtype::{Elem as Load, Src};
 use super::tap_range;
 
 fn bad(what: &'static str) -> Error {
@@ -220,7 +221,9 @@ fn geometry(
         if b.shape.rank() != 1 || b.shape.size(0) != out_c {
             return Err(bad("convolution bias shape"));
         }
-        if b.dtype != x.dtype {
+        // Any REALHBF16 dtype, loaded into the compute type
+        // (`get_load_to_common_fn`); Bool is not among them.
+        if b.dtype == ScalarType::BOOL {
             return Err(Error::new(
                 ErrorCode::InvalidType,
                 "convolution bias dtype",
@@ -291,7 +294,7 @@ fn convolution(
     macro_rules! run {
         ($get:ident, $get_mut:ident) => {{
             let bias = match bias {
-                Some(b) => Some(b.$get()?),
+                Some(b) => Some(Src::new(b)?),
                 None => None,
             };
             convolve(&g, x.$get()?, w.$get()?, bias, out.$get_mut()?)
@@ -376,13 +379,22 @@ fn covers<T>(data: &[T], sizes: [usize; 4], strides: &[usize; 4]) -> bool {
     last < data.len()
 }
 
-fn convolve<T: Elem>(
+fn convolve<T: Elem + Load>(
     g: &Geometry,
     x: &[T],
     w: &[T],
-    bias: Option<&[T]>,
+    bias: Option<Src<'_>>,
     out: &mut [T],
 ) -> Result<()> {
+    // Bias element `oc` cast to the compute type (`static_cast`: integers
+    // narrow by wrapping, floats truncate toward zero).
+    let bias_at = |oc: usize| match bias {
+        Some(b) => b
+            .get(oc)
+            .map(|v| Some(T::from_num(v)))
+            .ok_or(bad("convolution bias index")),
+        None => Ok(None),
+    };
     // `groups` divides both channel counts (checked by `geometry`).
     let in_pg = g.in_c.checked_div(g.groups).unwrap_or(0);
     let out_pg = g.out_c.checked_div(g.groups).unwrap_or(0).max(1);
@@ -418,6 +430,7 @@ fn convolve<T: Elem>(
         for b in 0..g.n {
             for oc in 0..g.out_c {
                 let ic0 = oc.checked_div(out_pg).unwrap_or(0) * in_pg;
+                let bias = bias_at(oc)?;
                 for oy in 0..g.out_h {
                     let (ky0, ky1, iy0, dy) = taps(oy, g.k_h, sy, dy, py, g.in_h)?;
                     for ox in 0..g.out_w {
@@ -439,7 +452,7 @@ fn convolve<T: Elem>(
                             }
                         }
                         if let Some(bias) = bias {
-                            acc = T::add(acc, bias.get(oc).copied().unwrap_or_default());
+                            acc = T::add(acc, bias);
                         }
                         let Some(o) = out.get_mut(at(os, b, oc, oy, ox)) else {
                             return Err(bad("convolution index"));
@@ -454,7 +467,7 @@ fn convolve<T: Elem>(
     // Transposed: start from the bias (or zero), then scatter.
     for b in 0..g.n {
         for oc in 0..g.out_c {
-            let init = bias.and_then(|v| v.get(oc).copied()).unwrap_or_default();
+            let init = bias_at(oc)?.unwrap_or_default();
             for oy in 0..g.out_h {
                 for ox in 0..g.out_w {
                     if let Some(o) = out.get_mut(at(os, b, oc, oy, ox)) {
@@ -724,5 +737,73 @@ mod tests {
         let params: [&[i64]; 4] = [&[1][..], &[0][..], &[1][..], &[0][..]];
         let r = convolution(&xv, &wv, None, &mut ov, params, false, 1);
         assert_eq!(r.map_err(|e| e.code), Err(ErrorCode::InvalidArgument));
+    }
+}
+
+#[cfg(all(
+    test,
+    feature = "dtype-i8",
+    feature = "dtype-i32",
+    feature = "dtype-bool"
+))]
+mod bias_dtype_tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// An i8 convolution (what the cortex_m flow leaves as a portable
+    /// fall-back) with a bias of `bias_dtype`: bias element bytes `bias`.
+    fn conv_i8(bias_dtype: ScalarType, bias: &[u8], transposed: bool) -> Result<Vec<i8>> {
+        let (x, w) = ([100i8, -3, 7], [2i8]);
+        let shape = |s: &[u32]| Shape::new(s, &[0, 1, 2][..s.len()]).unwrap();
+        let xv = TensorView {
+            dtype: ScalarType::CHAR,
+            shape: shape(&[1, 1, 3]),
+            data: bytemuck::cast_slice(&x),
+        };
+        let wv = TensorView {
+            dtype: ScalarType::CHAR,
+            shape: shape(&[1, 1, 1]),
+            data: bytemuck::cast_slice(&w),
+        };
+        let bv = TensorView {
+            dtype: bias_dtype,
+            shape: shape(&[1]),
+            data: bias,
+        };
+        let mut data = [0i8; 3];
+        let mut ov = TensorViewMut {
+            dtype: ScalarType::CHAR,
+            shape: shape(&[1, 1, 3]),
+            data: bytemuck::cast_slice_mut(&mut data),
+        };
+        let params: [&[i64]; 4] = [&[1], &[0], &[1], &[0]];
+        convolution(&xv, &wv, Some(&bv), &mut ov, params, transposed, 1)?;
+        Ok(data.to_vec())
+    }
+
+    #[test]
+    fn an_int32_bias_is_cast_to_the_int8_compute_type() {
+        // Portable loads the bias with `get_load_to_common_fn` (REALHBF16):
+        // static_cast<int8_t>(300) = 44; accumulation wraps in int8:
+        // 100·2 = 200 → -56, + 44 = -12; -3·2 + 44 = 38; 7·2 + 44 = 58.
+        let bias = 300i32.to_le_bytes();
+        assert_eq!(
+            conv_i8(ScalarType::INT, &bias, false).unwrap(),
+            [-12, 38, 58]
+        );
+        // Transposed: the output starts as the cast bias, then accumulates.
+        assert_eq!(
+            conv_i8(ScalarType::INT, &bias, true).unwrap(),
+            [-12, 38, 58]
+        );
+    }
+
+    #[test]
+    fn a_bool_bias_is_refused() {
+        assert_eq!(
+            conv_i8(ScalarType::BOOL, &[1], false).map_err(|e| e.code),
+            Err(ErrorCode::InvalidType)
+        );
     }
 }
