@@ -112,4 +112,14 @@ CASES += [
     case("upsample_nearest2d_size_f32", Fn(lambda x: F.interpolate(x, size=(5, 7), mode="nearest")), (randn(1, 2, 3, 4),)),
     case("upsample_nearest2d_frac_i8", Fn(lambda x: F.interpolate(x, scale_factor=(1.7, 0.6), mode="nearest")), (ints(torch.int8, 2, 1, 3, 5),)),
     case("upsample_nearest2d_cl_f32", Fn(lambda x: F.interpolate(x, scale_factor=3, mode="nearest")), (cl(randn(1, 3, 2, 2)),)),
+    # upsample_bilinear2d: half-pixel (scale, size, fractional scales, downscale) and align_corners,
+    # channels-last, an integer dtype (loads as float, truncates on store).
+    case("upsample_bilinear2d_scale_f32", Fn(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear")), (randn(1, 2, 3, 4),)),
+    case("upsample_bilinear2d_size_f32", Fn(lambda x: F.interpolate(x, size=(5, 7), mode="bilinear")), (randn(1, 2, 3, 4),)),
+    case("upsample_bilinear2d_frac_f32", Fn(lambda x: F.interpolate(x, scale_factor=(1.7, 0.6), mode="bilinear")), (randn(2, 1, 3, 5),)),
+    case("upsample_bilinear2d_down_f32", Fn(lambda x: F.interpolate(x, size=(3, 2), mode="bilinear")), (randn(1, 2, 7, 5),)),
+    case("upsample_bilinear2d_align_f32", Fn(lambda x: F.interpolate(x, size=(5, 9), mode="bilinear", align_corners=True)), (randn(1, 2, 3, 4),)),
+    case("upsample_bilinear2d_align_scale_f32", Fn(lambda x: F.interpolate(x, scale_factor=2.5, mode="bilinear", align_corners=True)), (randn(1, 1, 3, 4),)),
+    case("upsample_bilinear2d_cl_f32", Fn(lambda x: F.interpolate(x, scale_factor=3, mode="bilinear")), (cl(randn(1, 3, 2, 2)),)),
+    case("upsample_bilinear2d_u8", Fn(lambda x: F.interpolate(x, size=(6, 5), mode="bilinear")), (ints(torch.uint8, 1, 2, 3, 4, lo=0, hi=256),)),
 ]

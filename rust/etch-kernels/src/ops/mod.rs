@@ -329,6 +329,8 @@ pub const KERNELS: &[Kernel] = &[
     index::ARANGE_START_OUT,
     #[cfg(feature = "op-aten-upsample_nearest2d-vec_out")]
     upsample::UPSAMPLE_NEAREST2D_VEC_OUT,
+    #[cfg(feature = "op-aten-upsample_bilinear2d-vec_out")]
+    upsample::UPSAMPLE_BILINEAR2D_VEC_OUT,
     // --- portable: convolution family ---
     #[cfg(feature = "op-aten-convolution-out")]
     conv::CONVOLUTION_OUT,
