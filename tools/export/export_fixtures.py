@@ -170,13 +170,34 @@ def avg_pool2d_cmsis(x, kernel_size, stride, padding, ceil_mode):
     return q.clamp(-128, 127).to(torch.int8)
 
 
+def aliased_view(n, base):
+    """What the runtime reads through `view_copy` node `n` of `base` (its eager
+    value). to_executorch's ReplaceViewCopyWithViewPass turns every view_copy
+    whose users are not the graph output into a view sharing its base's
+    storage (a contiguous spec of the new shape at the base's offset), so the
+    runtime reinterprets the base's memory, laid out in the base's dim order.
+    For a contiguous base that is the eager view; for a channels-last base
+    (the cortex_m flow's convolution outputs) it is the memory order, not the
+    logical one."""
+    if not all(u.op != "output" for u in n.users):
+        return None
+    meta = n.args[0].meta.get("val") if isinstance(n.args[0], torch.fx.Node) else None
+    if meta is None:
+        return None
+    order = list(meta.dim_order())
+    if order == sorted(order):
+        return None  # contiguous: the eager view is what memory holds
+    return base.permute(order).contiguous().reshape(n.meta["val"].shape)
+
+
 def reference_run(ep, x_in, record_intermediates=True, gm_final=None):
     """Runs the final edge graph eagerly through ExecuTorch's cortex_m reference
     ops (backends/cortex_m/ops/operators.py), with quantized_avg_pool2d replaced
-    by the device's arithmetic (avg_pool2d_cmsis). Returns (output,
-    intermediates): every call_function node's tensor output, keyed
-    "NNN_<target>". `gm_final`: ep.module(), made once by callers that run many
-    inputs."""
+    by the device's arithmetic (avg_pool2d_cmsis) and a view of a
+    non-contiguous base read from memory as the runtime does (aliased_view).
+    Returns (output, intermediates): every call_function node's tensor output,
+    keyed "NNN_<target>". `gm_final`: ep.module(), made once by callers that
+    run many inputs."""
     gm_final = ep.module() if gm_final is None else gm_final
     record = {}
     order = []
@@ -187,6 +208,10 @@ def reference_run(ep, x_in, record_intermediates=True, gm_final=None):
         if n.op == "call_function" and "cortex_m.quantized_avg_pool2d.default" in str(n.target):
             args, _ = interp.fetch_args_kwargs_from_env(n)
             r = avg_pool2d_cmsis(*args[:5])
+        elif n.op == "call_function" and "aten.view_copy.default" in str(n.target):
+            args, _ = interp.fetch_args_kwargs_from_env(n)
+            r = aliased_view(n, args[0])
+            r = orig_run_node(n) if r is None else r
         else:
             r = orig_run_node(n)
         if record_intermediates and n.op == "call_function" and isinstance(r, torch.Tensor):

@@ -21,7 +21,6 @@ const PENDING: &[&str] = &[
     "mobilenet_v3_f32", // 4 ulp: the pip reference divides by 6 as x * (1/6) (kernels/optimized div); etch divides (portable)
     "transformer_f32", // 15 ulp: the pip reference runs kernels/optimized gelu; etch the portable f64 erf
     "vit_f32",         // 2 ulp: under investigation
-    "vit_cm",          // differs: under investigation
 ];
 
 fn zoo_dir() -> PathBuf {
