@@ -9,11 +9,9 @@ out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
 mkdir -p "$out"
 status=0
 for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  combos=("runtime,verify" "runtime" "runtime,verify,messages" "kernels,verify")
-  # all-kernels: every operator and dtype (the whole portable set must stay
-  # free of core::fmt and panics, not only the DS-CNN selection). Opt-in
-  # until ops::norm::group_norm loses its division panics; then make it default.
-  [ -n "${ETCH_PROBE_ALL_KERNELS:-}" ] && combos+=("kernels,verify,all-kernels")
+  # all-kernels: every operator and dtype (issue 11: the whole portable set
+  # must stay free of core::fmt and panics, not only the DS-CNN selection).
+  combos=("runtime,verify" "runtime" "runtime,verify,messages" "kernels,verify" "kernels,verify,all-kernels")
   # The DSP kernels exist only where the instructions do.
   [ "$target" = thumbv7em-none-eabihf ] && combos+=("kernels,verify,dsp")
   for features in "${combos[@]}"; do
