@@ -8,6 +8,15 @@ use super::copy;
 /// Checks the `dim_order` argument (if given) against the output's own
 /// dim order: the export writes both; they must agree.
 fn check_dim_order_arg(ctx: &KernelContext<'_, '_>, arg: usize, out: usize) -> Result<()> {
+    // check__to_dim_order_copy_args / check__clone_dim_order_args:
+    // `non_blocking` must be false.
+    if ctx.bool(1)? {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "non_blocking must be false",
+            0,
+        ));
+    }
     if ctx.is_null(arg)? {
         return Ok(());
     }
