@@ -17,11 +17,7 @@ mod support;
 
 /// Programs etch cannot run yet, with what they wait for (missing operators,
 /// or what fails). Keep it current: the test fails when one of these passes.
-const PENDING: &[&str] = &[
-    "mobilenet_v3_f32", // 4 ulp: the pip reference divides by 6 as x * (1/6) (kernels/optimized div); etch divides (portable)
-    "transformer_f32", // 15 ulp: the pip reference runs kernels/optimized gelu; etch the portable f64 erf
-    "vit_f32",         // 2 ulp: under investigation
-];
+const PENDING: &[&str] = &[];
 
 fn zoo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/zoo")
