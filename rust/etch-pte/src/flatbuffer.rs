@@ -97,6 +97,39 @@ scalar_follow!(
     f64 => f64::from_bits
 );
 
+/// A scalar that a table field can hold: read as its bits widened to `u64`.
+pub trait Scalar: Copy {
+    const SIZE: usize;
+    fn from_bits(bits: u64) -> Self;
+    fn to_bits(self) -> u64;
+}
+
+macro_rules! scalar_field {
+    ($($t:ty => $from:expr, $to:expr);*) => {$(
+        impl Scalar for $t {
+            const SIZE: usize = core::mem::size_of::<$t>();
+            #[inline]
+            fn from_bits(bits: u64) -> Self {
+                $from(bits)
+            }
+            #[inline]
+            fn to_bits(self) -> u64 {
+                $to(self)
+            }
+        }
+    )*};
+}
+// Truncating casts: the reader read exactly `SIZE` bytes; sign bits of a
+// default are cut off again by `from_bits`.
+scalar_field!(
+    u8 => |v| v as u8, |v| v as u64; i8 => |v| v as i8, |v: i8| v as u8 as u64;
+    u16 => |v| v as u16, |v| v as u64; i16 => |v| v as i16, |v: i16| v as u16 as u64;
+    u32 => |v| v as u32, |v| v as u64; i32 => |v| v as i32, |v: i32| v as u32 as u64;
+    u64 => |v| v, |v| v; i64 => |v| v as i64, |v| v as u64;
+    f64 => f64::from_bits, f64::to_bits;
+    bool => |v| v != 0, |v| v as u64
+);
+
 impl<'a> Follow<'a> for bool {
     const INLINE_SIZE: usize = 1;
     #[inline]
@@ -187,9 +220,17 @@ impl<'a> Table<'a> {
 
     /// A scalar field, or `default` when absent.
     #[inline]
-    pub fn scalar<T: Follow<'a>>(&self, slot: u16, default: T) -> Result<T> {
-        match self.field(slot, T::INLINE_SIZE)? {
-            Some(p) => T::follow(self.buf, p),
+    pub fn scalar<T: Scalar>(&self, slot: u16, default: T) -> Result<T> {
+        self.scalar_bits(slot, T::SIZE, default.to_bits())
+            .map(T::from_bits)
+    }
+
+    /// The one reader behind [`Table::scalar`] for every scalar type: the
+    /// field's `size` bytes widened to `u64`, or `default`.
+    #[inline(never)]
+    pub(crate) fn scalar_bits(&self, slot: u16, size: usize, default: u64) -> Result<u64> {
+        match self.field(slot, size)? {
+            Some(p) => scalar_bits(self.buf, p, size),
             None => Ok(default),
         }
     }
@@ -234,6 +275,12 @@ impl<'a> Table<'a> {
             self.raw_vector(slot, T::INLINE_SIZE)?
                 .unwrap_or(RawVector::EMPTY),
         ))
+    }
+
+    /// A vector field of `elem`-byte elements, empty when absent.
+    #[inline]
+    pub(crate) fn raw_vector_or_empty(&self, slot: u16, elem: usize) -> Result<RawVector<'a>> {
+        Ok(self.raw_vector(slot, elem)?.unwrap_or(RawVector::EMPTY))
     }
 
     #[inline(never)]
@@ -317,7 +364,7 @@ impl<'a> Follow<'a> for Table<'a> {
 /// A vector's place, whatever its element type: every check on vectors is
 /// done once, here, for all element types.
 #[derive(Clone, Copy, Debug)]
-struct RawVector<'a> {
+pub(crate) struct RawVector<'a> {
     buf: &'a [u8],
     start: usize,
     len: usize,
@@ -395,7 +442,7 @@ impl<'a, T: Follow<'a>> Vector<'a, T> {
     }
 
     #[inline]
-    fn from_raw(raw: RawVector<'a>) -> Self {
+    pub(crate) fn from_raw(raw: RawVector<'a>) -> Self {
         Vector {
             buf: raw.buf,
             start: raw.start,

@@ -376,18 +376,36 @@ impl<'a> EValue<'a> {
             .0
             .required_table(slot::evalue::VAL, "EValue.val missing")?;
         let single = slot::single::VALUE;
+        // One read per shape of payload (scalar, list), not one inlined
+        // generic read per kind.
         Ok(match kind {
-            ValueKind::Null => Value::Null,
-            ValueKind::Int => Value::Int(t.scalar(single, 0)?),
-            ValueKind::Bool => Value::Bool(t.scalar(single, false)?),
-            ValueKind::Double => Value::Double(t.scalar(single, 0.0)?),
             ValueKind::Tensor => Value::Tensor(Tensor(t)),
             ValueKind::String => Value::String(t.string(single)?.unwrap_or(&[])),
-            ValueKind::IntList => Value::IntList(t.vector_or_empty(single)?),
-            ValueKind::DoubleList => Value::DoubleList(t.vector_or_empty(single)?),
-            ValueKind::BoolList => Value::BoolList(t.vector_or_empty(single)?),
-            ValueKind::TensorList => Value::TensorList(t.vector_or_empty(single)?),
-            ValueKind::OptionalTensorList => Value::OptionalTensorList(t.vector_or_empty(single)?),
+            ValueKind::Null | ValueKind::Int | ValueKind::Bool | ValueKind::Double => {
+                let size = if kind == ValueKind::Bool { 1 } else { 8 };
+                let bits = t.scalar_bits(single, size, 0)?;
+                match kind {
+                    ValueKind::Int => Value::Int(bits as i64),
+                    ValueKind::Bool => Value::Bool(bits != 0),
+                    ValueKind::Double => Value::Double(f64::from_bits(bits)),
+                    _ => Value::Null,
+                }
+            }
+            _ => {
+                let elem = match kind {
+                    ValueKind::BoolList => 1,
+                    ValueKind::TensorList | ValueKind::OptionalTensorList => 4,
+                    _ => 8,
+                };
+                let raw = t.raw_vector_or_empty(single, elem)?;
+                match kind {
+                    ValueKind::IntList => Value::IntList(Vector::from_raw(raw)),
+                    ValueKind::DoubleList => Value::DoubleList(Vector::from_raw(raw)),
+                    ValueKind::BoolList => Value::BoolList(Vector::from_raw(raw)),
+                    ValueKind::TensorList => Value::TensorList(Vector::from_raw(raw)),
+                    _ => Value::OptionalTensorList(Vector::from_raw(raw)),
+                }
+            }
         })
     }
 }

@@ -248,6 +248,7 @@ impl<'a, 'm> Method<'a, 'm> {
             if nbytes == 0 {
                 check_empty_extent(&t, largest, i)?;
             }
+            let data_buffer_idx = t.data_buffer_idx()?;
             if let Some(a) = t.allocation_info()? {
                 let id = a.memory_id()? as usize;
                 let end = a.memory_offset()?.checked_add(nbytes as u64);
@@ -265,15 +266,15 @@ impl<'a, 'm> Method<'a, 'm> {
                         ))
                     }
                 }
-                if t.data_buffer_idx()? != 0 {
+                if data_buffer_idx != 0 {
                     return Err(Error::new(
                         ErrorCode::NotSupported,
                         "mutable planned tensor with initial data",
                         i as u32,
                     ));
                 }
-            } else if t.data_buffer_idx()? != 0 {
-                file.constant_data(t.data_buffer_idx()?, nbytes)?;
+            } else if data_buffer_idx != 0 {
+                file.constant_data(data_buffer_idx, nbytes)?;
             }
         }
 
