@@ -1,18 +1,17 @@
-//! Operator kernels for etch.
+//! Operator kernels for etch, bit-exact with ExecuTorch.
 //!
-//! Two layers:
-//! - pure compute functions over typed slices, one module per operator family
-//!   (`cortex_m`, `portable`, `quantized`), each documenting the upstream
-//!   arithmetic it reproduces bit for bit;
-//! - thin adapters that read a kernel call's arguments from the runtime and
-//!   call the compute functions (added with the runtime's kernel interface).
+//! - [`ops`]: the kernels the registry ([`KERNELS`]) holds, one `op!` line
+//!   per operator; they read a call's arguments through the runtime's
+//!   `KernelContext` and compute with ExecuTorch's portable arithmetic
+//!   (`aten::*`, `quantized_decomposed::*`, `dim_order_ops::*`) or call
+//!   [`cortex_m`];
+//! - [`cortex_m`]: CMSIS-NN's int8 arithmetic as pure functions over NHWC
+//!   slices, one module per operator with its scalar and DSP variants.
 #![no_std]
 
 pub mod cortex_m;
 pub mod error;
 pub mod ops;
-pub mod portable;
-pub mod quantized;
 
 pub use error::{KernelError, KernelResult};
 pub use ops::KERNELS;

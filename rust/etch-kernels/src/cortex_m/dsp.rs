@@ -148,3 +148,23 @@ pub fn word(b: &[i8; 4]) -> u32 {
 pub fn pack16(lo: i32, hi: i32) -> u32 {
     (lo as u16 as u32) | ((hi as u32) << 16)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dsp_instructions_follow_the_arm_arm() {
+        use super::*;
+        assert_eq!(sxtb16(0x80_7f_01_ff), 0x007f_ffff);
+        assert_eq!(sxtb16_ror8(0x80_7f_01_ff), 0xff80_0001);
+        assert_eq!(word(&[-1, 1, 127, -128]), 0x807f_01ff);
+        // (-32768)² + (-32768)² + i32::MAX wraps modulo 2^32.
+        let m = 0x8000_8000;
+        assert_eq!(smlad(m, m, i32::MAX), i32::MAX.wrapping_add(1 << 31));
+        assert_eq!(smlad(pack16(3, -2), pack16(-5, 7), 100), 100 - 15 - 14);
+        let (a, b) = (pack16(-3, 5), pack16(7, -11));
+        assert_eq!(smlabb(a, b, 1), 1 - 21);
+        assert_eq!(smlabt(a, b, 1), 1 + 33);
+        assert_eq!(smlatb(a, b, 1), 1 + 35);
+        assert_eq!(smlatt(a, b, 1), 1 - 55);
+    }
+}

@@ -1,0 +1,355 @@
+//! `arm_convolve_s8` (`cortex_m::quantized_conv2d`): the operator's loop
+//! structures, generic over the building blocks of [`ConvMac`], whose
+//! implementations live beside them: `scalar.rs` (`Scalar`) and `dsp.rs`
+//! (`Dsp`); `tests.rs` checks every path against one reference.
+//!
+//! Arithmetic: CMSIS-NN sums `(x + input_offset)·w` over in-bounds taps in
+//! wrapping 32-bit integers. Modulo 2^32 that equals
+//! `Σ x·w + input_offset·Σ w` over the same taps, so the inner loops
+//! multiply raw int8 values and the offset term is added once per output
+//! (per-channel weight sums computed once per call; border pixels, where
+//! some taps fall into the padding, sum only their in-bounds weights).
+
+use super::common::{init, put, row, taps, wsum, ConvOperands};
+use super::dsp::{sxtb16, sxtb16_ror8, word};
+use super::requant::{finish_acc, Requant};
+use super::{Active, ConvQuant, Window, BAD};
+use crate::error::KernelResult;
+
+mod dsp;
+mod scalar;
+#[cfg(test)]
+mod tests;
+
+/// `arm_convolve_s8` (all of CMSIS-NN's conv paths compute the same sums):
+/// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over
+/// in-bounds taps, per-channel requantize. Weights OHWI.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_s8(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    conv_with::<Active>(g, q, input, filter, bias, mult, shift, output)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv_with<M: ConvMac>(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    let filter_len =
+        o.c.checked_mul(kh)
+            .and_then(|v| v.checked_mul(kw))
+            .and_then(|v| v.checked_mul(i.c));
+    if i.elements() != Some(input.len())
+        || o.elements() != Some(output.len())
+        || filter_len != Some(filter.len())
+        || i.n != o.n
+        || mult.len() != o.c
+        || shift.len() != o.c
+        || bias.is_some_and(|b| b.len() != o.c)
+    {
+        return Err(BAD);
+    }
+    if g.check_work(input)? {
+        return Ok(());
+    }
+    let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
+    if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
+        if M::PACKED_POINTWISE {
+            pointwise_packed::<M>(&ops, output)
+        } else {
+            pointwise::<M>(&ops, output)
+        }
+    } else {
+        conv::<M>(&ops, output)
+    }
+}
+
+/// The multiply-accumulate building blocks of the convolution (and fully
+/// connected) loops.
+pub(crate) trait ConvMac {
+    /// `[Σ x·w0, Σ x·w1]`: one input row against two weight rows.
+    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2];
+    /// `[Σ x0·w0, Σ x0·w1, Σ x1·w0, Σ x1·w1]`: two pixels × two channels.
+    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4];
+    /// Whether [`ConvMac::dot_1x4`] on packed weights beats [`ConvMac::dot_2x2`]
+    /// (true where unpacking weights costs instructions: DSP).
+    const PACKED_POINTWISE: bool;
+    /// Packs four weight rows (whole groups of four values) for
+    /// [`ConvMac::dot_1x4`]: per group `g` and row `r`, two words at
+    /// `8g + 2r`: values `4g, 4g+2` and `4g+1, 4g+3` as int16 lanes.
+    fn pack4(w: [&[i8]; 4], out: &mut [u32]) {
+        for (g, o) in out.as_chunks_mut::<8>().0.iter_mut().enumerate() {
+            for (r, row) in w.iter().enumerate() {
+                let Some(v) = row.get(4 * g..4 * g + 4).and_then(|v| v.try_into().ok()) else {
+                    return;
+                };
+                let v = word(v);
+                o[2 * r] = sxtb16(v);
+                o[2 * r + 1] = sxtb16_ror8(v);
+            }
+        }
+    }
+    /// `[Σ x·w_r]` for the four rows packed by [`ConvMac::pack4`], over the
+    /// whole groups of four in `x`.
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4];
+    /// [`ConvMac::dot_2x2`] for two pixels stored back to back (`xs` = rows
+    /// `xs[..n]`, `xs[n..2n]`) against two weight rows stored back to back.
+    fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
+        // `split_at_checked`: `split_at` keeps a panic path LLVM cannot
+        // always remove, even with the index clamped.
+        let (x0, x1) = xs.split_at_checked(n).unwrap_or((xs, &[]));
+        let (w0, w1) = ws.split_at_checked(n).unwrap_or((ws, &[]));
+        Self::dot_2x2(x0, x1, w0, w1)
+    }
+}
+
+/// 1×1 convolution, stride 1, no padding: a matrix product of pixels ×
+/// input channels by output channels × input channels, in blocks of two
+/// pixels × two output channels (four accumulators in registers).
+pub(crate) fn pointwise<M: ConvMac>(ops: &ConvOperands<'_>, output: &mut [i8]) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (cin, cout) = (g.input.c, g.output.c);
+    let pixels = g.output.n * g.output.h * g.output.w;
+    let off = q.input_offset;
+    let mut oc = 0;
+    while oc < cout {
+        // An odd last channel runs as a pair with itself; its twin is dropped.
+        let oc1 = if oc + 1 < cout { oc + 1 } else { oc };
+        let (w0, w1) = (row(filter, oc * cin, cin)?, row(filter, oc1 * cin, cin)?);
+        let (b0, b1) = (init(bias, oc, off, w0), init(bias, oc1, off, w1));
+        let r0 = Requant::new(*mult.get(oc).ok_or(BAD)?, *shift.get(oc).ok_or(BAD)?);
+        let r1 = Requant::new(*mult.get(oc1).ok_or(BAD)?, *shift.get(oc1).ok_or(BAD)?);
+        // Two real channels, exact fast requantization, full int8 range.
+        let fast =
+            oc1 != oc && r0.is_fast() && r1.is_fast() && q.act_min == -128 && q.act_max == 127;
+        let mut p = 0;
+        while p + 1 < pixels {
+            let [a, b, c, d] = if oc1 != oc {
+                // Both pixels and both channels are adjacent rows.
+                let xs = row(input, p * cin, 2 * cin)?;
+                let ws = row(filter, oc * cin, 2 * cin)?;
+                M::dot_2x2_rows(xs, ws, cin)
+            } else {
+                let x0 = row(input, p * cin, cin)?;
+                let x1 = row(input, (p + 1) * cin, cin)?;
+                M::dot_2x2(x0, x1, w0, w1)
+            };
+            let o = p * cout + oc;
+            if fast {
+                let f = |a: i32, r: &Requant| {
+                    r.apply_fast(a)
+                        .wrapping_add(q.output_offset)
+                        .clamp(-128, 127) as i8
+                };
+                let top = output.get_mut(o..o + 2).ok_or(BAD)?;
+                top.copy_from_slice(&[f(b0.wrapping_add(a), &r0), f(b1.wrapping_add(b), &r1)]);
+                let bottom = output.get_mut(o + cout..o + cout + 2).ok_or(BAD)?;
+                bottom.copy_from_slice(&[f(b0.wrapping_add(c), &r0), f(b1.wrapping_add(d), &r1)]);
+            } else {
+                put(output, o, q.out(b0.wrapping_add(a), &r0))?;
+                put(output, o + cout, q.out(b0.wrapping_add(c), &r0))?;
+                if oc1 != oc {
+                    put(output, o + 1, q.out(b1.wrapping_add(b), &r1))?;
+                    put(output, o + cout + 1, q.out(b1.wrapping_add(d), &r1))?;
+                }
+            }
+            p += 2;
+        }
+        if p < pixels {
+            let [a, b] = M::dot_1x2(row(input, p * cin, cin)?, w0, w1);
+            let o = p * cout + oc;
+            put(output, o, q.out(b0.wrapping_add(a), &r0))?;
+            if oc1 != oc {
+                put(output, o + 1, q.out(b1.wrapping_add(b), &r1))?;
+            }
+        }
+        oc += 2;
+    }
+    Ok(())
+}
+
+/// Most input channels [`pointwise_packed`] packs on the stack (2 words each
+/// for four output channels: 1 KiB).
+pub(crate) const PACK_IC: usize = 128;
+
+/// 1×1 convolution, stride 1, no padding, for [`ConvMac::PACKED_POINTWISE`]
+/// implementations: four output channels per pass with their weights
+/// unpacked to int16 lanes once ([`ConvMac::pack4`]), then one pixel at a time
+/// against them (one input word, two unpacks and eight `SMLAD` per four
+/// input channels). Wider inputs take [`pointwise`].
+pub(crate) fn pointwise_packed<M: ConvMac>(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (cin, cout) = (g.input.c, g.output.c);
+    if cin == 0 || cout == 0 {
+        return pointwise::<M>(ops, output);
+    }
+    if cin > PACK_IC {
+        return pointwise::<M>(ops, output);
+    }
+    let pixels = g.output.n * g.output.h * g.output.w;
+    let off = q.input_offset;
+    let body = cin - cin % 4;
+    let mut buf = [0u32; 2 * PACK_IC];
+    let packed = buf.get_mut(..2 * body).ok_or(BAD)?;
+    let mut oc = 0;
+    while oc < cout {
+        let n = 4.min(cout - oc);
+        // Rows past the last channel repeat it; their results are dropped.
+        let ch = |l: usize| oc + l.min(n - 1);
+        let rows = [
+            row(filter, ch(0) * cin, cin)?,
+            row(filter, ch(1) * cin, cin)?,
+            row(filter, ch(2) * cin, cin)?,
+            row(filter, ch(3) * cin, cin)?,
+        ];
+        M::pack4(rows, packed);
+        let mut init4 = [0i32; 4];
+        let mut req4 = [Requant::new(0, 0); 4];
+        for l in 0..4 {
+            let c = ch(l);
+            init4[l] = init(bias, c, off, rows[l]);
+            req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+        }
+        let fast4 = req4.iter().all(Requant::is_fast);
+        if n == 4 && body == cin && fast4 && q.act_min == -128 && q.act_max == 127 {
+            // The common case, inline: whole channel quad, no input tail,
+            // full-range clamp.
+            // Blocks of pixels: accumulate, then requantize the block (two
+            // tight loops instead of one loop with everything live).
+            const PB: usize = 32;
+            let mut accs = [[0i32; 4]; PB];
+            let rows_in = input.get(..pixels * cin).ok_or(BAD)?;
+            let rows_out = output.get_mut(..pixels * cout).ok_or(BAD)?;
+            let (step_in, step_out) = (PB.wrapping_mul(cin), PB.wrapping_mul(cout));
+            if step_in == 0 || step_out == 0 {
+                return Err(BAD);
+            }
+            for (xb, ob) in rows_in.chunks(step_in).zip(rows_out.chunks_mut(step_out)) {
+                for (a, x) in accs.iter_mut().zip(xb.chunks_exact(cin)) {
+                    *a = M::dot_1x4(x, packed, init4);
+                }
+                for (a, o) in accs.iter().zip(ob.chunks_exact_mut(cout)) {
+                    let Some(d) = o.get_mut(oc..oc + 4) else {
+                        return Err(BAD);
+                    };
+                    for ((d, &a), r) in d.iter_mut().zip(a).zip(&req4) {
+                        *d = r
+                            .apply_fast(a)
+                            .wrapping_add(q.output_offset)
+                            .clamp(-128, 127) as i8;
+                    }
+                }
+            }
+        } else {
+            for p in 0..pixels {
+                let x = row(input, p * cin, cin)?;
+                let mut acc = M::dot_1x4(x, packed, init4);
+                for (k, &xv) in x.iter().enumerate().skip(body) {
+                    for (a, r) in acc.iter_mut().zip(&rows) {
+                        *a = a.wrapping_add(xv as i32 * *r.get(k).ok_or(BAD)? as i32);
+                    }
+                }
+                let o = p * cout + oc;
+                let dst = output.get_mut(o..o + n).ok_or(BAD)?;
+                finish_acc(q, &acc, &req4, fast4, dst);
+            }
+        }
+        oc += 4;
+    }
+    Ok(())
+}
+
+/// Any convolution: two output channels per pass; per output pixel and
+/// in-bounds kernel row, one dot product over the contiguous run of
+/// in-bounds taps × input channels (the same run in OHWI weights), or per
+/// tap when dilated.
+pub(crate) fn conv<M: ConvMac>(ops: &ConvOperands<'_>, output: &mut [i8]) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let (cin, cout) = (i.c, o.c);
+    let wlen = kh * kw * cin;
+    let off = q.input_offset;
+    let mut oc = 0;
+    while oc < cout {
+        let oc1 = if oc + 1 < cout { oc + 1 } else { oc };
+        let (w0, w1) = (
+            row(filter, oc * wlen, wlen)?,
+            row(filter, oc1 * wlen, wlen)?,
+        );
+        let bias0 = bias.and_then(|b| b.get(oc).copied()).unwrap_or(0);
+        let bias1 = bias.and_then(|b| b.get(oc1).copied()).unwrap_or(0);
+        let (full0, full1) = (wsum(w0), wsum(w1));
+        let r0 = Requant::new(*mult.get(oc).ok_or(BAD)?, *shift.get(oc).ok_or(BAD)?);
+        let r1 = Requant::new(*mult.get(oc1).ok_or(BAD)?, *shift.get(oc1).ok_or(BAD)?);
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for ox in 0..o.w {
+                    let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let border = ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw;
+                    let (mut a0, mut a1, mut s0, mut s1) = (0i32, 0i32, 0i32, 0i32);
+                    for ky in ky0..ky1 {
+                        let y = oy * g.stride.0 + ky * g.dilation.0 - g.padding.0;
+                        let x_at = |kx: usize| {
+                            let xx = ox * g.stride.1 + kx * g.dilation.1 - g.padding.1;
+                            ((b * i.h + y) * i.w + xx) * cin
+                        };
+                        // One run of contiguous taps, or one tap at a time.
+                        let (runs, run_len) = if g.dilation.1 == 1 {
+                            (usize::from(kx1 > kx0), (kx1 - kx0) * cin)
+                        } else {
+                            (kx1 - kx0, cin)
+                        };
+                        for r in 0..runs {
+                            let kx = kx0 + r;
+                            let xs = row(input, x_at(kx), run_len)?;
+                            let wi = (ky * kw + kx) * cin;
+                            let (ws0, ws1) = (row(w0, wi, run_len)?, row(w1, wi, run_len)?);
+                            let [d0, d1] = M::dot_1x2(xs, ws0, ws1);
+                            a0 = a0.wrapping_add(d0);
+                            a1 = a1.wrapping_add(d1);
+                            if border {
+                                s0 = s0.wrapping_add(wsum(ws0));
+                                s1 = s1.wrapping_add(wsum(ws1));
+                            }
+                        }
+                    }
+                    if !border {
+                        (s0, s1) = (full0, full1);
+                    }
+                    let a0 = bias0.wrapping_add(off.wrapping_mul(s0)).wrapping_add(a0);
+                    let a1 = bias1.wrapping_add(off.wrapping_mul(s1)).wrapping_add(a1);
+                    let oi = ((b * o.h + oy) * o.w + ox) * cout + oc;
+                    put(output, oi, q.out(a0, &r0))?;
+                    if oc1 != oc {
+                        put(output, oi + 1, q.out(a1, &r1))?;
+                    }
+                }
+            }
+        }
+        oc += 2;
+    }
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! `conv` against one reference ([`ref_conv`]: plain i64 loops), every
+//! loop structure with both implementations, and the host transcription of
+//! the Thumb-2 `asm!` loop ([`Scalar::dot_2x2_rows`]).
+
+extern crate std;
+use std::{vec, vec::Vec};
+
+use super::super::mac::{Dsp, Scalar};
+use super::super::testutil::*;
+use super::super::Nhwc;
+use super::*;
+use crate::error::KernelError;
+
+/// The implementation the build does not select: every kernel test runs
+/// both and requires identical outputs.
+#[cfg(feature = "dsp")]
+type Other = Scalar;
+#[cfg(not(feature = "dsp"))]
+type Other = Dsp;
+
+#[test]
+fn conv_matches_reference() {
+    let mut r = Rng(0x5eed);
+    for _ in 0..CASES {
+        let (c_in, c_out) = (r.range(1, 5) as usize, r.range(1, 6) as usize);
+        let Case { g, q } = random_case(&mut r, c_in, c_out);
+        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(c_out * kh * kw * c_in);
+        let (mult, shift, bias) = quant_params(&mut r, c_out);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        conv_s8(&g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got).unwrap();
+        let mut other = vec![0i8; got.len()];
+        conv_with::<Other>(&g, &q, &x, &w, Some(&bias), &mult, &shift, &mut other).unwrap();
+        assert_eq!(got, other, "scalar and dsp conv agree");
+        let mut k = 0;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                for ox in 0..o.w {
+                    for c in 0..c_out {
+                        let mut acc = bias[c] as i64;
+                        for ky in 0..kh {
+                            for kx in 0..kw {
+                                let (Some(y), Some(xx)) = (
+                                    ref_pos(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
+                                    ref_pos(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
+                                ) else {
+                                    continue;
+                                };
+                                for ic in 0..c_in {
+                                    let xv = x[((b * i.h + y) * i.w + xx) * c_in + ic] as i64;
+                                    let wv = w[((c * kh + ky) * kw + kx) * c_in + ic] as i64;
+                                    acc += (xv + q.input_offset as i64) * wv;
+                                }
+                            }
+                        }
+                        let want = clamp8(
+                            ref_requantize(acc as i32, mult[c], shift[c]) + q.output_offset as i64,
+                            q.act_min,
+                            q.act_max,
+                        );
+                        assert_eq!(got[k], want, "conv {g:?} at {k}");
+                        k += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dsp_and_scalar_dot_products_agree() {
+    let mut r = Rng(0xab);
+    for n in 0..=37 {
+        for _ in 0..20 {
+            let (x0, x1, w0, w1) = (r.i8s(n), r.i8s(n), r.i8s(n), r.i8s(n));
+            let want = [
+                naive(&x0, &w0),
+                naive(&x0, &w1),
+                naive(&x1, &w0),
+                naive(&x1, &w1),
+            ];
+            assert_eq!(Scalar::dot_2x2(&x0, &x1, &w0, &w1), want);
+            assert_eq!(Dsp::dot_2x2(&x0, &x1, &w0, &w1), want);
+            assert_eq!(Scalar::dot_1x2(&x0, &w0, &w1), [want[0], want[1]]);
+            assert_eq!(Dsp::dot_1x2(&x0, &w0, &w1), [want[0], want[1]]);
+        }
+    }
+}
+
+#[test]
+fn mismatched_conv_lengths_are_errors_not_panics() {
+    let g = Window {
+        input: Nhwc {
+            n: 1,
+            h: 4,
+            w: 4,
+            c: 2,
+        },
+        output: Nhwc {
+            n: 1,
+            h: 4,
+            w: 4,
+            c: 3,
+        },
+        kernel: (3, 3),
+        stride: (1, 1),
+        padding: (1, 1),
+        dilation: (1, 1),
+    };
+    let q = ConvQuant {
+        input_offset: 0,
+        output_offset: 0,
+        act_min: -128,
+        act_max: 127,
+    };
+    let mut out = vec![0i8; 48];
+    let e = conv_s8(&g, &q, &[0; 31], &[0; 54], None, &[1; 3], &[0; 3], &mut out);
+    assert_eq!(e, Err(KernelError::InvalidArgument));
+    let e = conv_s8(&g, &q, &[0; 32], &[0; 54], None, &[1; 2], &[0; 3], &mut out);
+    assert_eq!(e, Err(KernelError::InvalidArgument));
+}
+
+/// The DS-CNN pointwise shapes and their neighbours: 1×1 with odd pixel and
+/// channel counts, and past the packed path's limit (133 input channels),
+/// with extreme zero points and shifts; every loop structure with both
+/// implementations, whichever the dispatch would pick.
+#[test]
+fn dscnn_shapes_match_reference_on_both_paths() {
+    let mut r = Rng(0xd5c);
+    let shapes = [
+        geometry((25, 5, 64), 64, (1, 1), (1, 1), (0, 0)),
+        geometry((5, 3, 7), 5, (1, 1), (1, 1), (0, 0)),
+        geometry((3, 3, 13), 3, (1, 1), (1, 1), (0, 0)),
+        geometry((3, 3, 133), 6, (1, 1), (1, 1), (0, 0)),
+        geometry((7, 6, 5), 7, (3, 2), (2, 1), (1, 1)),
+    ];
+    for g in &shapes {
+        for &(zp_in, shift_lo, shift_hi) in
+            &[(-128, -31, -20), (127, -12, 0), (0, 0, 3), (-7, -9, -1)]
+        {
+            let q = ConvQuant {
+                input_offset: -zp_in,
+                output_offset: [-128, 127, -44][r.range(0, 2) as usize],
+                act_min: -128,
+                act_max: 127,
+            };
+            let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+            let x = r.i8s(i.elements().unwrap());
+            let w = r.i8s(o.c * kh * kw * i.c);
+            let mult: Vec<i32> = (0..o.c)
+                .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+                .collect();
+            let shift: Vec<i32> = (0..o.c)
+                .map(|_| r.range(shift_lo, shift_hi) as i32)
+                .collect();
+            let bias: Vec<i32> = (0..o.c)
+                .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+                .collect();
+            let want = ref_conv(g, &q, None, &x, &w, &bias, &mult, &shift);
+            for dsp in [false, true] {
+                let mut got = vec![0i8; o.elements().unwrap()];
+                if dsp {
+                    conv_with::<Dsp>(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got)
+                } else {
+                    conv_with::<Scalar>(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got)
+                }
+                .unwrap();
+                assert_eq!(got, want, "{g:?} zp {zp_in} dsp {dsp}");
+            }
+            type K = fn(&ConvOperands<'_>, &mut [i8]) -> KernelResult;
+            let paths: Vec<K> = if g.kernel == (1, 1) {
+                vec![
+                    pointwise::<Scalar>,
+                    pointwise::<Dsp>,
+                    pointwise_packed::<Scalar>,
+                    pointwise_packed::<Dsp>,
+                    conv::<Scalar>,
+                    conv::<Dsp>,
+                ]
+            } else {
+                vec![conv::<Scalar>, conv::<Dsp>]
+            };
+            for (k, f) in paths.iter().enumerate() {
+                let mut got = vec![0i8; o.elements().unwrap()];
+                let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+                f(&ops, &mut got).unwrap();
+                assert_eq!(got, want, "{g:?} path {k} zp {zp_in}");
+            }
+        }
+    }
+}
+
+/// `Scalar::dot_2x2_rows`'s `asm!` after its Rust prologue (odd first
+/// input): `pairs` passes of two inputs, each `ldrsb xa, [xp], #1;
+/// ldrsb xb, [xp, s]` with `s = n − 1` (so `xb` is `n` past `xa`), the same
+/// for the weights, four `mla`.
+fn dot_2x2_rows_as_asm(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
+    if n == 0 || xs.len() < 2 * n || ws.len() < 2 * n {
+        return [0; 4];
+    }
+    let m = |acc: i32, x: i8, w: i8| acc.wrapping_add(x as i32 * w as i32);
+    let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+    let mut start = 0;
+    if n % 2 == 1 {
+        (a, b, c, d) = (
+            m(0, xs[0], ws[0]),
+            m(0, xs[0], ws[n]),
+            m(0, xs[n], ws[0]),
+            m(0, xs[n], ws[n]),
+        );
+        start = 1;
+    }
+    let (mut xp, mut wp, s) = (start, start, n - 1);
+    for _ in 0..(n - start) / 2 {
+        for _ in 0..2 {
+            let xa = *xs.get(xp).expect("ldrsb xa");
+            xp += 1;
+            let xb = *xs.get(xp + s).expect("ldrsb xb");
+            let wa = *ws.get(wp).expect("ldrsb wa");
+            wp += 1;
+            let wb = *ws.get(wp + s).expect("ldrsb wb");
+            (a, b, c, d) = (m(a, xa, wa), m(b, xa, wb), m(c, xb, wa), m(d, xb, wb));
+        }
+    }
+    [a, b, c, d]
+}
+
+#[test]
+fn thumb2_dot_2x2_rows_equivalent_matches_portable() {
+    let mut r = XorShift(0x7777_0001);
+    let cases = if cfg!(miri) { 30 } else { 3000 };
+    for k in 0..cases {
+        let n = if k < 8 { k } else { r.below(70) };
+        let (ex, ew) = (r.below(3), r.below(3));
+        let (xs, ws) = (r.i8s(2 * n + ex), r.i8s(2 * n + ew));
+        let want = Scalar::dot_2x2(&xs[..n], &xs[n..2 * n], &ws[..n], &ws[n..2 * n]);
+        assert_eq!(dot_2x2_rows_as_asm(&xs, &ws, n), want, "n = {n}");
+        assert_eq!(Scalar::dot_2x2_rows(&xs, &ws, n), want, "n = {n}");
+    }
+}

@@ -1,0 +1,641 @@
+//! `arm_depthwise_conv_s8` (`cortex_m::quantized_depthwise_conv2d`): the
+//! operator's loop structures, generic over the building blocks of
+//! [`DepthwiseMac`], whose implementations live beside them: `scalar.rs`
+//! (`Scalar`) and `dsp.rs` (`Dsp`); `tests.rs` checks every path against
+//! one reference. Offsets are folded as in the convolution (see `conv`).
+//! One input channel (DS-CNN's first layer) runs as a matrix product on the
+//! convolution's building blocks ([`ConvMac`]).
+
+use super::common::{at4, four, lanes, put, row, taps, ConvOperands};
+use super::conv::{ConvMac, PACK_IC};
+use super::requant::{finish_acc, finish_into, Requant};
+use super::{Active, ConvQuant, Window, BAD};
+use crate::error::{KernelError, KernelResult};
+
+mod dsp;
+mod scalar;
+#[cfg(test)]
+mod tests;
+
+/// `arm_depthwise_conv_s8`: output channel `oc = ic·ch_mult + m` sees only
+/// input channel `ic`; weights `[1, KH, KW, C_out]`.
+#[allow(clippy::too_many_arguments)]
+pub fn depthwise_conv_s8(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: usize,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    depthwise_with::<Active>(g, q, ch_mult, input, filter, bias, mult, shift, output)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn depthwise_with<M: DepthwiseMac>(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: usize,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+) -> KernelResult {
+    let (i, o) = (g.input, g.output);
+    let (kh, kw) = g.kernel;
+    if ch_mult == 0
+        || i.c.checked_mul(ch_mult) != Some(o.c)
+        || i.elements() != Some(input.len())
+        || o.elements() != Some(output.len())
+        || kh.checked_mul(kw).and_then(|v| v.checked_mul(o.c)) != Some(filter.len())
+        || i.n != o.n
+        || mult.len() != o.c
+        || shift.len() != o.c
+        || bias.is_some_and(|b| b.len() != o.c)
+    {
+        return Err(BAD);
+    }
+    if g.check_work(input)? {
+        return Ok(());
+    }
+    let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
+    depthwise::<M>(&ops, ch_mult, output)
+}
+
+/// The multiply-accumulate building blocks of the depthwise loops (plus the
+/// convolution's, for the one-input-channel matrix product).
+pub(crate) trait DepthwiseMac: ConvMac {
+    /// Whether the depthwise kernel should use [`DepthwiseMac::dw_block`].
+    const PACKED_DEPTHWISE: bool;
+    /// `[Σ_t run_t[j + l]·w_t[l]]` for lanes `l < 4` over the taps of
+    /// `taps`, with `w` the block's unpacked weights (two words per tap:
+    /// lanes 0,2 and 1,3). Errors unless `j + 4 ≤ taps.len()` and `w` has two
+    /// words per tap.
+    fn dw_block(
+        taps: &Taps<'_>,
+        j: usize,
+        w: &[u32],
+        init: [i32; 4],
+    ) -> Result<[i32; 4], KernelError> {
+        if j + 4 > taps.len() || w.len() < 2 * taps.count() {
+            return Err(KernelError::InvalidArgument);
+        }
+        let lane = |w: u32, h: u32| (w >> (16 * h)) as u16 as i16 as i32;
+        let mut a = init;
+        for (run, w) in taps.runs().zip(w.as_chunks::<2>().0) {
+            let x = run.get(j..j + 4).unwrap_or(&[0; 4]);
+            a[0] = a[0].wrapping_add(x[0] as i32 * lane(w[0], 0));
+            a[2] = a[2].wrapping_add(x[2] as i32 * lane(w[0], 1));
+            a[1] = a[1].wrapping_add(x[1] as i32 * lane(w[1], 0));
+            a[3] = a[3].wrapping_add(x[3] as i32 * lane(w[1], 1));
+        }
+        Ok(a)
+    }
+    /// [`DepthwiseMac::dw_block`] for blocks `0..blocks` of a pixel: block `b` uses
+    /// `w[2·n·b ..]` (n = taps), starts from `init[4b..4b+4]` and ends in
+    /// `out[4b..4b+4]`.
+    fn dw_row(
+        taps: &Taps<'_>,
+        w: &[u32],
+        init: &[i32],
+        out: &mut [i32],
+        blocks: usize,
+    ) -> Result<(), KernelError> {
+        let per = 2 * taps.count();
+        for b in 0..blocks {
+            let (Some(wb), Some(ib), Some(ob)) = (
+                w.get(per * b..per * (b + 1)),
+                init.get(4 * b..4 * b + 4)
+                    .and_then(|v| <[i32; 4]>::try_from(v).ok()),
+                out.get_mut(4 * b..4 * b + 4),
+            ) else {
+                return Err(KernelError::InvalidArgument);
+            };
+            ob.copy_from_slice(&Self::dw_block(taps, 4 * b, wb, ib)?);
+        }
+        Ok(())
+    }
+    /// Four channels side by side: `acc[j] + x[j]·w[j]`.
+    fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4];
+}
+
+/// The bounds both `asm!` versions of [`DepthwiseMac::dw_row`] rely on, checked once
+/// per row: `n ≥ 1` tap runs of at least `4·blocks` bytes, `2n·blocks`
+/// weight words and `4·blocks` accumulators in and out. Returns `n`.
+#[cfg(any(test, etch_thumb2, all(target_arch = "arm", feature = "dsp")))]
+#[inline(always)]
+pub(crate) fn dw_row_bounds(
+    taps: &Taps<'_>,
+    w: &[u32],
+    init: &[i32],
+    out: &[i32],
+    blocks: usize,
+) -> Result<usize, KernelError> {
+    let n = taps.count();
+    if n == 0
+        || 4 * blocks > taps.len()
+        || w.len() < 2 * n * blocks
+        || init.len() < 4 * blocks
+        || out.len() < 4 * blocks
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    Ok(n)
+}
+
+/// Output channels handled per pass of the depthwise kernels (their weight
+/// sums and requantization parameters live on the stack).
+const CHUNK: usize = 64;
+
+/// Per-chunk constants: `bias + offset·Σ_taps w` and decoded requantization.
+#[allow(clippy::too_many_arguments)]
+fn chunk_consts(
+    c0: usize,
+    cn: usize,
+    cout: usize,
+    off: i32,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    full: &mut [i32; CHUNK],
+    req: &mut [Requant; CHUNK],
+) -> KernelResult {
+    for j in 0..cn {
+        let c = c0 + j;
+        // Σ over taps of w[tap, c] (IHWO: stride C_out).
+        let (mut s, mut k) = (0i32, c);
+        while let Some(&v) = filter.get(k) {
+            s = s.wrapping_add(v as i32);
+            k += cout.max(1);
+        }
+        let (Some(f), Some(r)) = (full.get_mut(j), req.get_mut(j)) else {
+            return Err(BAD);
+        };
+        *f = bias
+            .and_then(|b| b.get(c).copied())
+            .unwrap_or(0)
+            .wrapping_add(off.wrapping_mul(s));
+        *r = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+    }
+    Ok(())
+}
+
+/// `arm_depthwise_conv_s8`: per output pixel, blocks of four channels in
+/// registers over the in-bounds taps (channel-contiguous NHWC inputs and
+/// IHWO weights).
+pub(crate) fn depthwise<M: DepthwiseMac>(
+    ops: &ConvOperands<'_>,
+    ch_mult: usize,
+    output: &mut [i8],
+) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let zp = q.input_offset.wrapping_neg();
+    if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
+        return depthwise_single_gemm::<M>(ops, output);
+    }
+    if ch_mult == 1 && (-128..=127).contains(&zp) {
+        if M::PACKED_DEPTHWISE && kh * kw <= DW_MAX_TAPS {
+            return depthwise_packed::<M>(ops, output);
+        }
+        return depthwise_mult1::<M>(ops, output);
+    }
+    let (cin, cout) = (i.c, o.c);
+    let off = q.input_offset;
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut c0 = 0;
+    while c0 < cout {
+        let cn = CHUNK.min(cout - c0);
+        chunk_consts(
+            c0, cn, cout, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for ox in 0..o.w {
+                    let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let border = ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw;
+                    let out_base = ((b * o.h + oy) * o.w + ox) * cout;
+                    let mut j = 0;
+                    while j < cn {
+                        let n = 4.min(cn - j);
+                        let c = c0 + j;
+                        let mut acc = [0i32; 4];
+                        let mut ws = [0i32; 4];
+                        for ky in ky0..ky1 {
+                            let y = oy * g.stride.0 + ky * g.dilation.0 - g.padding.0;
+                            let mut xx =
+                                (ox * g.stride.1 + kx0 * g.dilation.1).wrapping_sub(g.padding.1);
+                            let mut wi = (ky * kw + kx0) * cout + c;
+                            for _ in kx0..kx1 {
+                                let xi = ((b * i.h + y) * i.w + xx) * cin;
+                                let w4 = lanes(filter, wi, n)?;
+                                let x4 = if ch_mult == 1 {
+                                    lanes(input, xi + c, n)?
+                                } else {
+                                    let mut v = [0i8; 4];
+                                    for (l, d) in v.iter_mut().enumerate().take(n) {
+                                        let ic = (c + l).checked_div(ch_mult).ok_or(BAD)?;
+                                        *d = *input.get(xi + ic).ok_or(BAD)?;
+                                    }
+                                    v
+                                };
+                                acc = M::mul4(acc, &x4, &w4);
+                                if border {
+                                    for (s, &w) in ws.iter_mut().zip(&w4) {
+                                        *s = s.wrapping_add(w as i32);
+                                    }
+                                }
+                                xx += g.dilation.1;
+                                wi += cout;
+                            }
+                        }
+                        for l in 0..n {
+                            let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
+                                return Err(BAD);
+                            };
+                            // Border pixels: bias + offset·(in-bounds weights only).
+                            let base = if border {
+                                bias.and_then(|b| b.get(c + l).copied())
+                                    .unwrap_or(0)
+                                    .wrapping_add(off.wrapping_mul(ws[l]))
+                            } else {
+                                f
+                            };
+                            put(
+                                output,
+                                out_base + c + l,
+                                q.out(base.wrapping_add(acc[l]), r),
+                            )?;
+                        }
+                        j += 4;
+                    }
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// Depthwise with depth multiplier 1: output channel `c` reads input
+/// channel `c`, so four adjacent channels are one word of the input and one
+/// word of the weights per tap. Padding taps read the input zero point
+/// (offset-corrected 0), so every pixel runs the same full tap loop.
+pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let ch = o.c;
+    let off = q.input_offset;
+    let zp = off.wrapping_neg() as i8;
+    let zpw = [zp; 4];
+    // Wrapping: the steps are used only for interior pixels, where every
+    // tap is inside the input and so every step product is below its length.
+    let (xstep, ystep) = (
+        g.dilation.1.wrapping_mul(ch),
+        g.dilation.0.wrapping_mul(i.w).wrapping_mul(ch),
+    );
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut accs = [0i32; CHUNK];
+    let mut c0 = 0;
+    while c0 < ch {
+        let cn = CHUNK.min(ch - c0);
+        chunk_consts(
+            c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for ox in 0..o.w {
+                    let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let interior = ky0 == 0 && ky1 == kh && kx0 == 0 && kx1 == kw;
+                    // First tap's position (meaningful when interior).
+                    let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);
+                    let x0 = (ox * g.stride.1).wrapping_sub(g.padding.1);
+                    let out_base = ((b * o.h + oy) * o.w + ox) * ch + c0;
+                    let mut j = 0;
+                    while j < cn {
+                        let n = 4.min(cn - j);
+                        let c = c0 + j;
+                        let mut acc = [0i32; 4];
+                        if n == 4 && interior {
+                            // Every tap is inside: the input index of tap
+                            // (ky, kx) is at most ((b·H + H−1)·W + W−1)·C + c,
+                            // and c + 4 ≤ C, so `x0 + …` stays inside
+                            // `input` (length N·H·W·C, checked by the caller);
+                            // likewise weight index (kh·kw − 1)·C + c + 4 ≤
+                            // kh·kw·C = filter.len().
+                            let x0 = ((b * i.h + y0) * i.w + x0) * ch + c;
+                            let (xp, wp) = (input.as_ptr(), filter.as_ptr());
+                            let mut wi = c;
+                            for ky in 0..kh {
+                                let mut xi = x0 + ky * ystep;
+                                for _ in 0..kw {
+                                    // SAFETY: in bounds as shown above.
+                                    let (x4, w4) = unsafe { (at4(xp.add(xi)), at4(wp.add(wi))) };
+                                    acc = M::mul4(acc, x4, w4);
+                                    xi = xi.wrapping_add(xstep);
+                                    wi += ch;
+                                }
+                            }
+                        } else {
+                            let mut wi = c;
+                            for ky in 0..kh {
+                                let y =
+                                    (oy * g.stride.0 + ky * g.dilation.0).wrapping_sub(g.padding.0);
+                                let row_base = (b * i.h).wrapping_add(y).wrapping_mul(i.w);
+                                for kx in 0..kw {
+                                    let xx = (ox * g.stride.1 + kx * g.dilation.1)
+                                        .wrapping_sub(g.padding.1);
+                                    let inside = y < i.h && xx < i.w;
+                                    let xi =
+                                        row_base.wrapping_add(xx).wrapping_mul(ch).wrapping_add(c);
+                                    if n == 4 {
+                                        let x4 = if inside { four(input, xi)? } else { &zpw };
+                                        acc = M::mul4(acc, x4, four(filter, wi)?);
+                                    } else {
+                                        let x4 = if inside { lanes(input, xi, n)? } else { zpw };
+                                        acc = M::mul4(acc, &x4, &lanes(filter, wi, n)?);
+                                    }
+                                    wi += ch;
+                                }
+                            }
+                        }
+                        for (d, a) in accs.iter_mut().skip(j).zip(acc).take(n) {
+                            *d = a;
+                        }
+                        j += 4;
+                    }
+                    let dst = output.get_mut(out_base..out_base + cn).ok_or(BAD)?;
+                    finish_into(q, &accs, &full, &req, dst);
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// Words of unpacked depthwise weights on the stack (1152 B: a 3×3 kernel
+/// over 64 channels).
+const DW_PACK_WORDS: usize = 288;
+
+/// Depthwise multiplier 1 for [`DepthwiseMac::PACKED_DEPTHWISE`] implementations:
+/// per channel chunk the weights are unpacked once into int16 lanes
+/// (per four-channel block and tap: channels 0,2 and 1,3); per output pixel
+/// a table holds every tap's input run (or a run of zero points for padding
+/// taps), so border and interior pixels run the same loop
+/// ([`DepthwiseMac::dw_block`]: one input word, two unpacks, four `SMLAxy` per tap).
+pub(crate) fn depthwise_packed<M: DepthwiseMac>(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let ntaps = kh * kw;
+    if ntaps > DW_MAX_TAPS {
+        return depthwise_mult1::<M>(ops, output);
+    }
+    let ch = o.c;
+    let off = q.input_offset;
+    let zpbuf = [off.wrapping_neg() as i8; CHUNK];
+    // Channels per chunk: whole blocks of four whose unpacked weights fit.
+    let chunk = CHUNK.min(4 * (DW_PACK_WORDS / (2 * ntaps.max(1))));
+    if chunk == 0 {
+        return Err(BAD);
+    }
+    let mut full = [0i32; CHUNK];
+    let mut req = [Requant::new(0, 0); CHUNK];
+    let mut accs = [0i32; CHUNK];
+    let mut wq = [0u32; DW_PACK_WORDS];
+    let mut c0 = 0;
+    while c0 < ch {
+        let cn = chunk.min(ch - c0);
+        chunk_consts(
+            c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
+        )?;
+        let blocks = cn / 4;
+        let fast = req.iter().take(cn).all(Requant::is_fast);
+        let mut taps = Taps::new(cn);
+        for (blk, dst) in wq
+            .chunks_exact_mut(2 * ntaps.max(1))
+            .take(blocks)
+            .enumerate()
+        {
+            for (t, d) in dst.as_chunks_mut::<2>().0.iter_mut().enumerate() {
+                let w = super::dsp::word(four(filter, t * ch + c0 + 4 * blk)?);
+                *d = [super::dsp::sxtb16(w), super::dsp::sxtb16_ror8(w)];
+            }
+        }
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                for ox in 0..o.w {
+                    taps.clear();
+                    for ky in 0..kh {
+                        let y = (oy * g.stride.0 + ky * g.dilation.0).wrapping_sub(g.padding.0);
+                        for kx in 0..kw {
+                            let xx =
+                                (ox * g.stride.1 + kx * g.dilation.1).wrapping_sub(g.padding.1);
+                            let run = if y < i.h && xx < i.w {
+                                row(input, ((b * i.h + y) * i.w + xx) * ch + c0, cn)?
+                            } else {
+                                zpbuf.get(..cn).ok_or(BAD)?
+                            };
+                            taps.push(run)?;
+                        }
+                    }
+                    M::dw_row(&taps, &wq, &full, &mut accs, blocks)?;
+                    // Channel tail (C % 4): plain loop.
+                    for l in 4 * blocks..cn {
+                        let mut a = *full.get(l).ok_or(BAD)?;
+                        for (t, run) in taps.runs().enumerate() {
+                            let x = *run.get(l).ok_or(BAD)? as i32;
+                            let w = *filter.get(t * ch + c0 + l).ok_or(BAD)? as i32;
+                            a = a.wrapping_add(x * w);
+                        }
+                        *accs.get_mut(l).ok_or(BAD)? = a;
+                    }
+                    let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
+                    let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
+                    finish_acc(q, &accs, &req, fast, dst);
+                }
+            }
+        }
+        c0 += cn;
+    }
+    Ok(())
+}
+
+/// The input runs of one output pixel's taps: every run has at least `len`
+/// values (checked on push), which is what lets [`DepthwiseMac::dw_block`] read four
+/// values at any block offset below `len` without bounds checks.
+/// Most taps a [`Taps`] table holds (what [`DW_PACK_WORDS`] admits).
+const DW_MAX_TAPS: usize = DW_PACK_WORDS / 8;
+
+pub(crate) struct Taps<'a> {
+    runs: [&'a [i8]; DW_MAX_TAPS],
+    /// `runs[t].as_ptr()`, for the DSP loop.
+    #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
+    ptrs: [*const i8; DW_MAX_TAPS],
+    n: usize,
+    len: usize,
+}
+
+impl<'a> Taps<'a> {
+    #[inline(always)]
+    pub(crate) fn new(len: usize) -> Self {
+        Taps {
+            runs: [&[]; DW_MAX_TAPS],
+            ptrs: [core::ptr::null(); DW_MAX_TAPS],
+            n: 0,
+            len,
+        }
+    }
+
+    /// Drops every run (keeps the buffers: no re-initialisation per pixel).
+    #[inline(always)]
+    pub(crate) fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    #[inline(always)]
+    pub(crate) fn push(&mut self, run: &'a [i8]) -> KernelResult {
+        if run.len() < self.len {
+            return Err(BAD);
+        }
+        let (Some(r), Some(p)) = (self.runs.get_mut(self.n), self.ptrs.get_mut(self.n)) else {
+            return Err(BAD);
+        };
+        (*r, *p) = (run, run.as_ptr());
+        self.n += 1;
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(crate) fn runs(&self) -> impl Iterator<Item = &'a [i8]> + '_ {
+        self.runs.iter().take(self.n).copied()
+    }
+
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub(crate) fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Start pointers of the runs (each run at least [`Taps::len`] long).
+    #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn ptrs(&self) -> &[*const i8] {
+        self.ptrs.get(..self.n).unwrap_or(&[])
+    }
+}
+
+/// Bytes of gathered input windows [`depthwise_single_gemm`] keeps.
+const PATCH_BYTES: usize = 1024;
+
+/// Depthwise with one input channel as a matrix product, for
+/// [`DepthwiseMac::PACKED_POINTWISE`] implementations: each output pixel's window
+/// (padding taps = the input zero point, whose offset-corrected value is 0;
+/// length rounded up to whole groups of four with zeros) is one row, each
+/// output channel's taps one column, and the pointwise machinery
+/// ([`DepthwiseMac::pack4`], [`DepthwiseMac::dot_1x4`]) runs four channels against a block of
+/// gathered windows at a time.
+pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let ntaps = kh * kw;
+    let len = ntaps.div_ceil(4) * 4;
+    let cout = o.c;
+    let off = q.input_offset;
+    let zp = off.wrapping_neg() as i8;
+    let per_block = (PATCH_BYTES / len.max(1)).max(1);
+    let pixels = o.n * o.h * o.w;
+    let mut patches = [0i8; PATCH_BYTES];
+    let mut cols = [[0i8; PACK_IC]; 4];
+    let mut buf = [0u32; 2 * PACK_IC];
+    let packed = buf.get_mut(..2 * len).ok_or(BAD)?;
+    let mut p0 = 0;
+    while p0 < pixels {
+        let pn = per_block.min(pixels - p0);
+        for (k, patch) in patches.chunks_exact_mut(len.max(1)).take(pn).enumerate() {
+            let p = p0 + k;
+            let (b, oy, ox) = (
+                p / (o.h * o.w).max(1),
+                (p / o.w.max(1)) % o.h.max(1),
+                p % o.w.max(1),
+            );
+            patch.fill(0);
+            let mut t = 0;
+            for ky in 0..kh {
+                let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
+                for kx in 0..kw {
+                    let x = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    let v = match (y, x) {
+                        (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
+                        _ => zp,
+                    };
+                    *patch.get_mut(t).ok_or(BAD)? = v;
+                    t += 1;
+                }
+            }
+        }
+        let mut oc = 0;
+        while oc < cout {
+            let n = 4.min(cout - oc);
+            let mut init4 = [0i32; 4];
+            let mut req4 = [Requant::new(0, 0); 4];
+            for (l, col) in cols.iter_mut().enumerate() {
+                let c = oc + l.min(n - 1);
+                let mut s = 0i32;
+                for (t, d) in col.iter_mut().enumerate().take(ntaps) {
+                    *d = *filter.get(t * cout + c).ok_or(BAD)?;
+                    s = s.wrapping_add(*d as i32);
+                }
+                init4[l] = bias
+                    .and_then(|b| b.get(c).copied())
+                    .unwrap_or(0)
+                    .wrapping_add(off.wrapping_mul(s));
+                req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+            }
+            let fast4 = req4.iter().all(Requant::is_fast);
+            let [c0, c1, c2, c3] = &cols;
+            let (Some(c0), Some(c1), Some(c2), Some(c3)) =
+                (c0.get(..len), c1.get(..len), c2.get(..len), c3.get(..len))
+            else {
+                return Err(BAD);
+            };
+            M::pack4([c0, c1, c2, c3], packed);
+            for (k, patch) in patches.chunks_exact(len.max(1)).take(pn).enumerate() {
+                let acc = M::dot_1x4(patch, packed, init4);
+                let ob = (p0 + k) * cout + oc;
+                let dst = output.get_mut(ob..ob + n).ok_or(BAD)?;
+                finish_acc(q, &acc, &req4, fast4, dst);
+            }
+            oc += 4;
+        }
+        p0 += pn;
+    }
+    Ok(())
+}

@@ -1,0 +1,319 @@
+//! `depthwise` against one reference ([`ref_conv`]: plain i64 loops), every
+//! loop structure with both implementations, and the host transcription of
+//! the Thumb-2 `asm!` loop ([`Scalar::dw_row`]).
+
+extern crate std;
+use std::{vec, vec::Vec};
+
+use super::super::mac::{Dsp, Scalar};
+use super::super::testutil::*;
+use super::*;
+
+/// The implementation the build does not select: every kernel test runs
+/// both and requires identical outputs.
+#[cfg(feature = "dsp")]
+type Other = Scalar;
+#[cfg(not(feature = "dsp"))]
+type Other = Dsp;
+
+#[test]
+fn depthwise_matches_reference() {
+    let mut r = Rng(0xd0d0);
+    for _ in 0..CASES {
+        let c_in = r.range(1, 4) as usize;
+        let ch_mult = r.range(1, 3) as usize;
+        let c_out = c_in * ch_mult;
+        let Case { g, q } = random_case(&mut r, c_in, c_out);
+        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(kh * kw * c_out);
+        let (mult, shift, bias) = quant_params(&mut r, c_out);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        depthwise_conv_s8(
+            &g,
+            &q,
+            ch_mult,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut got,
+        )
+        .unwrap();
+        let mut other = vec![0i8; got.len()];
+        depthwise_with::<Other>(
+            &g,
+            &q,
+            ch_mult,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut other,
+        )
+        .unwrap();
+        assert_eq!(got, other, "scalar and dsp depthwise agree");
+        let mut k = 0;
+        for b in 0..o.n {
+            for oy in 0..o.h {
+                for ox in 0..o.w {
+                    for c in 0..c_out {
+                        let mut acc = bias[c] as i64;
+                        for ky in 0..kh {
+                            for kx in 0..kw {
+                                let (Some(y), Some(xx)) = (
+                                    ref_pos(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
+                                    ref_pos(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
+                                ) else {
+                                    continue;
+                                };
+                                let xv = x[((b * i.h + y) * i.w + xx) * c_in + c / ch_mult] as i64;
+                                acc += (xv + q.input_offset as i64)
+                                    * w[(ky * kw + kx) * c_out + c] as i64;
+                            }
+                        }
+                        let want = clamp8(
+                            ref_requantize(acc as i32, mult[c], shift[c]) + q.output_offset as i64,
+                            q.act_min,
+                            q.act_max,
+                        );
+                        assert_eq!(got[k], want, "depthwise {g:?} mult {ch_mult} at {k}");
+                        k += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dsp_and_scalar_mul4_agree() {
+    let mut r = Rng(0xcd);
+    for _ in 0..2000 {
+        let acc: Vec<i32> = (0..8).map(|_| r.next() as i32).collect();
+        let (x, w) = (r.i8s(4), r.i8s(4));
+        let (x4, w4): (&[i8; 4], &[i8; 4]) = (x[..].try_into().unwrap(), w[..].try_into().unwrap());
+        let a4: [i32; 4] = acc[..4].try_into().unwrap();
+        let want: Vec<i32> = (0..4)
+            .map(|j| a4[j].wrapping_add(x[j] as i32 * w[j] as i32))
+            .collect();
+        assert_eq!(Scalar::mul4(a4, x4, w4).to_vec(), want);
+        assert_eq!(Dsp::mul4(a4, x4, w4).to_vec(), want);
+    }
+}
+
+/// The DS-CNN depthwise shapes and their neighbours: 3×3 with channel
+/// tails, the first layer (one input channel, 10×4 kernel, stride 2,
+/// padding (5, 1), multiplier 64), and past the packed path's limit (7×7
+/// taps), with extreme zero points and shifts; every loop structure with
+/// both implementations, whichever the dispatch would pick.
+#[test]
+fn dscnn_shapes_match_reference_on_both_paths() {
+    let mut r = Rng(0xd5c);
+    let shapes = [
+        (geometry((25, 5, 64), 64, (3, 3), (1, 1), (1, 1)), 1),
+        (geometry((6, 5, 9), 9, (3, 3), (2, 1), (1, 1)), 1),
+        (geometry((49, 10, 1), 64, (10, 4), (2, 2), (5, 1)), 64),
+        (geometry((9, 7, 1), 6, (3, 4), (2, 1), (1, 2)), 6),
+        (geometry((8, 8, 6), 6, (7, 7), (1, 1), (3, 3)), 1),
+    ];
+    for (g, ch_mult) in &shapes {
+        for &(zp_in, shift_lo, shift_hi) in
+            &[(-128, -31, -20), (127, -12, 0), (0, 0, 3), (-7, -9, -1)]
+        {
+            let q = ConvQuant {
+                input_offset: -zp_in,
+                output_offset: [-128, 127, -44][r.range(0, 2) as usize],
+                act_min: -128,
+                act_max: 127,
+            };
+            let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+            let x = r.i8s(i.elements().unwrap());
+            let w = r.i8s(kh * kw * o.c);
+            let mult: Vec<i32> = (0..o.c)
+                .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+                .collect();
+            let shift: Vec<i32> = (0..o.c)
+                .map(|_| r.range(shift_lo, shift_hi) as i32)
+                .collect();
+            let bias: Vec<i32> = (0..o.c)
+                .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+                .collect();
+            let want = ref_conv(g, &q, Some(*ch_mult), &x, &w, &bias, &mult, &shift);
+            for dsp in [false, true] {
+                let mut got = vec![0i8; o.elements().unwrap()];
+                let (b, m) = (Some(&bias[..]), *ch_mult);
+                if dsp {
+                    depthwise_with::<Dsp>(g, &q, m, &x, &w, b, &mult, &shift, &mut got)
+                } else {
+                    depthwise_with::<Scalar>(g, &q, m, &x, &w, b, &mult, &shift, &mut got)
+                }
+                .unwrap();
+                assert_eq!(got, want, "{g:?} mult {ch_mult} zp {zp_in} dsp {dsp}");
+            }
+            type K = fn(&ConvOperands<'_>, &mut [i8]) -> KernelResult;
+            let paths: Vec<K> = if *ch_mult == 1 {
+                vec![
+                    depthwise_mult1::<Scalar>,
+                    depthwise_mult1::<Dsp>,
+                    depthwise_packed::<Scalar>,
+                    depthwise_packed::<Dsp>,
+                ]
+            } else {
+                vec![
+                    depthwise_single_gemm::<Scalar>,
+                    depthwise_single_gemm::<Dsp>,
+                ]
+            };
+            for (k, f) in paths.iter().enumerate() {
+                let mut got = vec![0i8; o.elements().unwrap()];
+                let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+                f(&ops, &mut got).unwrap();
+                assert_eq!(got, want, "{g:?} path {k} zp {zp_in}");
+            }
+        }
+    }
+}
+
+/// `Scalar::dw_row`'s `asm!`: per block `b`, per tap (`subs n; bne`):
+/// `ldr p, [tp], #4; add p, p, j(=4b)`, `ldr w, [wp], #4`, four `ldrsb` at
+/// `p + 0..3`, `sxth`/`asrs #16` lanes, `mla`. `wp` carries over blocks.
+fn dw_row_as_asm(taps: &Taps<'_>, w: &[u32], init: &[i32], out: &mut [i32], blocks: usize) {
+    let n = dw_row_bounds(taps, w, init, out, blocks).expect("bounds the asm relies on");
+    let runs: Vec<&[i8]> = taps.runs().collect();
+    let mut wp = 0usize;
+    for b in 0..blocks {
+        let [mut a0, mut a1, mut a2, mut a3] = [
+            init[4 * b],
+            init[4 * b + 1],
+            init[4 * b + 2],
+            init[4 * b + 3],
+        ];
+        let (mut tp, mut left) = (0usize, n);
+        loop {
+            let run = runs[tp];
+            tp += 1;
+            let p = 4 * b;
+            let ld = |k: usize| *run.get(p + k).expect("ldrsb in bounds") as i32;
+            let mut wd = *w.get(wp).expect("ldr w in bounds");
+            wp += 1;
+            a0 = a0.wrapping_add(ld(0).wrapping_mul(wd as u16 as i16 as i32));
+            a2 = a2.wrapping_add(ld(2).wrapping_mul((wd as i32) >> 16));
+            wd = *w.get(wp).expect("ldr w in bounds");
+            wp += 1;
+            a1 = a1.wrapping_add(ld(1).wrapping_mul(wd as u16 as i16 as i32));
+            a3 = a3.wrapping_add(ld(3).wrapping_mul((wd as i32) >> 16));
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+        }
+        out[4 * b..4 * b + 4].copy_from_slice(&[a0, a1, a2, a3]);
+    }
+}
+
+#[test]
+fn thumb2_dw_row_equivalent_matches_portable() {
+    let mut r = XorShift(0xa5a5_1234);
+    let cases = if cfg!(miri) { 20 } else { 2000 };
+    for _ in 0..cases {
+        let blocks = 1 + r.below(4);
+        let len = 4 * blocks + r.below(4);
+        let ntaps = 1 + r.below(9);
+        let data: Vec<Vec<i8>> = (0..ntaps)
+            .map(|_| {
+                let extra = r.below(3);
+                r.i8s(len + extra)
+            })
+            .collect();
+        let mut taps = Taps::new(len);
+        for run in &data {
+            taps.push(run).unwrap();
+        }
+        let w: Vec<u32> = (0..2 * ntaps * blocks).map(|_| r.next() as u32).collect();
+        let init: Vec<i32> = (0..4 * blocks).map(|_| r.next() as i32).collect();
+        let (mut got, mut want) = (vec![0; 4 * blocks], vec![0; 4 * blocks]);
+        dw_row_as_asm(&taps, &w, &init, &mut got, blocks);
+        // The portable implementation (off the Arm target: no asm).
+        Scalar::dw_row(&taps, &w, &init, &mut want, blocks).unwrap();
+        assert_eq!(got, want, "{ntaps} taps, {blocks} blocks, runs of {len}");
+    }
+    // The bounds check refuses what would read past a run or the weights.
+    let run = [0i8; 7];
+    let mut taps = Taps::new(7);
+    taps.push(&run).unwrap();
+    let (w, init, out) = ([0u32; 4], [0i32; 8], [0i32; 8]);
+    assert!(dw_row_bounds(&taps, &w, &init, &out, 2).is_err()); // 8 > 7 bytes
+    assert!(dw_row_bounds(&taps, &w[..1], &init, &out, 1).is_err());
+    assert!(dw_row_bounds(&Taps::new(8), &w, &init, &out, 1).is_err()); // no taps
+    assert!(dw_row_bounds(&taps, &w, &init, &out, 1).is_ok());
+}
+
+/// The `unsafe` pointer reads of `depthwise_mult1` (interior pixels read
+/// four channels through `at4` without bounds checks) are reached only with
+/// more taps than the packed depthwise path takes (> 36): a 7×7 kernel here,
+/// against a plain reference, interior and border pixels, dilation 1 and 2.
+#[test]
+fn depthwise_mult1_pointer_path_matches_reference() {
+    use super::super::Nhwc;
+    let mut r = XorShift(0x0d0d_7777);
+    let rounds = if cfg!(miri) { 2 } else { 20 };
+    for round in 0..rounds {
+        let (h, w, c, k, dil) = (
+            9 + r.below(3),
+            8 + r.below(3),
+            4 * (1 + r.below(2)),
+            7,
+            1 + round % 2,
+        );
+        let pad = 3 * dil;
+        let g = Window {
+            input: Nhwc { n: 1, h, w, c },
+            output: Nhwc { n: 1, h, w, c },
+            kernel: (k, k),
+            stride: (1, 1),
+            padding: (pad, pad),
+            dilation: (dil, dil),
+        };
+        let q = ConvQuant {
+            input_offset: 5,
+            output_offset: -3,
+            act_min: -128,
+            act_max: 127,
+        };
+        let x = r.i8s(h * w * c);
+        let f = r.i8s(k * k * c);
+        let (mult, shift) = (vec![1 << 30; c], vec![-6; c]);
+        let mut out = vec![0i8; h * w * c];
+        depthwise_conv_s8(&g, &q, 1, &x, &f, None, &mult, &shift, &mut out).unwrap();
+        for oy in 0..h {
+            for ox in 0..w {
+                for ch in 0..c {
+                    let mut acc = 0i32;
+                    for ky in 0..k {
+                        for kx in 0..k {
+                            let (y, xx) = (
+                                (oy + ky * dil) as isize - pad as isize,
+                                (ox + kx * dil) as isize - pad as isize,
+                            );
+                            if y < 0 || xx < 0 || y >= h as isize || xx >= w as isize {
+                                continue;
+                            }
+                            let xv =
+                                x[(y as usize * w + xx as usize) * c + ch] as i32 + q.input_offset;
+                            acc += xv * f[(ky * k + kx) * c + ch] as i32;
+                        }
+                    }
+                    let want = q.finish(acc, mult[ch], shift[ch]);
+                    assert_eq!(
+                        out[(oy * w + ox) * c + ch],
+                        want,
+                        "({oy},{ox},{ch}) dil {dil}"
+                    );
+                }
+            }
+        }
+    }
+}

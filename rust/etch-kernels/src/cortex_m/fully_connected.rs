@@ -1,0 +1,305 @@
+//! `arm_fully_connected_s8` (`cortex_m::quantized_linear`): a matrix-vector
+//! product on the convolution's building blocks ([`ConvMac::dot_1x2`]), in
+//! both encodings of its constant term.
+
+use super::common::{init, put, row};
+use super::conv::ConvMac;
+use super::requant::Requant;
+use super::{Active, ConvQuant, BAD};
+use crate::error::KernelResult;
+
+/// How `arm_fully_connected_s8` gets its per-output constant term: the
+/// DSP/scalar builds read `bias` and add `input_offset` to every input; the
+/// MVE build reads a precomputed `kernel_sum = input_offset·Σw + bias` and
+/// multiplies raw inputs. Both give the same integers.
+#[derive(Clone, Copy, Debug)]
+pub enum FcEncoding<'a> {
+    Bias(Option<&'a [i32]>),
+    KernelSum(&'a [i32]),
+}
+
+/// `arm_fully_connected_s8`, per-tensor quantization: `input [batches, in]`,
+/// `weights [out, in]`, `output [batches, out]`.
+#[allow(clippy::too_many_arguments)]
+pub fn fully_connected_s8(
+    q: &ConvQuant,
+    filter_offset: i32,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> KernelResult {
+    fully_connected_with::<Active>(
+        q,
+        filter_offset,
+        encoding,
+        input,
+        weights,
+        out_features,
+        mult,
+        shift,
+        output,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fully_connected_with<M: ConvMac>(
+    q: &ConvQuant,
+    filter_offset: i32,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> KernelResult {
+    let in_features = weights.len().checked_div(out_features).unwrap_or(0);
+    let batches = input.len().checked_div(in_features).unwrap_or(0);
+    let const_len = match encoding {
+        FcEncoding::Bias(Some(b)) => b.len(),
+        FcEncoding::Bias(None) => out_features,
+        FcEncoding::KernelSum(k) => k.len(),
+    };
+    if in_features == 0
+        || in_features * out_features != weights.len()
+        || batches * in_features != input.len()
+        || output.len() != batches * out_features
+        || const_len != out_features
+    {
+        return Err(BAD);
+    }
+    if filter_offset == 0 {
+        return fully_connected::<M>(
+            q,
+            encoding,
+            input,
+            weights,
+            in_features,
+            out_features,
+            mult,
+            shift,
+            output,
+        );
+    }
+    for b in 0..batches {
+        let (Some(row), Some(out_row)) = (
+            input.get(b * in_features..(b + 1) * in_features),
+            output.get_mut(b * out_features..(b + 1) * out_features),
+        ) else {
+            return Err(BAD);
+        };
+        for (oi, o) in out_row.iter_mut().enumerate() {
+            let Some(w_row) = weights.get(oi * in_features..(oi + 1) * in_features) else {
+                return Err(BAD);
+            };
+            let acc = match encoding {
+                FcEncoding::KernelSum(ks) => {
+                    let mut acc = ks.get(oi).copied().unwrap_or(0);
+                    for (&x, &w) in row.iter().zip(w_row) {
+                        acc = acc.wrapping_add(
+                            (x as i32).wrapping_mul((w as i32).wrapping_add(filter_offset)),
+                        );
+                    }
+                    acc
+                }
+                FcEncoding::Bias(bias) => {
+                    let mut acc = bias.and_then(|bv| bv.get(oi).copied()).unwrap_or(0);
+                    for (&x, &w) in row.iter().zip(w_row) {
+                        acc = acc.wrapping_add(
+                            (x as i32)
+                                .wrapping_add(q.input_offset)
+                                .wrapping_mul((w as i32).wrapping_add(filter_offset)),
+                        );
+                    }
+                    acc
+                }
+            };
+            *o = q.finish(acc, mult, shift);
+        }
+    }
+    Ok(())
+}
+
+/// `arm_fully_connected_s8` with `filter_offset = 0` (what the exporter
+/// writes: symmetric weights): two outputs per pass.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fully_connected<M: ConvMac>(
+    q: &ConvQuant,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    in_features: usize,
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> KernelResult {
+    let batches = input.len().checked_div(in_features).unwrap_or(0);
+    let r = Requant::new(mult, shift);
+    let constant = |o: usize, w: &[i8]| match encoding {
+        FcEncoding::KernelSum(k) => k.get(o).copied().unwrap_or(0),
+        FcEncoding::Bias(b) => init(b, o, q.input_offset, w),
+    };
+    let mut o = 0;
+    while o < out_features {
+        let o1 = if o + 1 < out_features { o + 1 } else { o };
+        let (w0, w1) = (
+            row(weights, o * in_features, in_features)?,
+            row(weights, o1 * in_features, in_features)?,
+        );
+        let (k0, k1) = (constant(o, w0), constant(o1, w1));
+        for b in 0..batches {
+            let [a0, a1] = M::dot_1x2(row(input, b * in_features, in_features)?, w0, w1);
+            put(output, b * out_features + o, q.out(k0.wrapping_add(a0), &r))?;
+            if o1 != o {
+                put(
+                    output,
+                    b * out_features + o1,
+                    q.out(k1.wrapping_add(a1), &r),
+                )?;
+            }
+        }
+        o += 2;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    #[cfg(not(feature = "dsp"))]
+    use super::super::mac::Dsp;
+    #[cfg(feature = "dsp")]
+    use super::super::mac::Scalar;
+    use super::super::testutil::*;
+    use super::*;
+    use crate::error::KernelError;
+    use std::{vec, vec::Vec};
+
+    /// The implementation the build does not select.
+    #[cfg(feature = "dsp")]
+    type Other = Scalar;
+    #[cfg(not(feature = "dsp"))]
+    type Other = Dsp;
+
+    #[test]
+    fn fully_connected_encodings_agree_with_reference() {
+        let mut r = Rng(0xfc);
+        for _ in 0..CASES {
+            let (batches, inf, outf) = (
+                r.range(1, 3) as usize,
+                r.range(1, 40) as usize,
+                r.range(1, 12) as usize,
+            );
+            let zp_in = [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32;
+            let q = ConvQuant {
+                input_offset: -zp_in,
+                output_offset: r.range(-128, 127) as i32,
+                act_min: -128,
+                act_max: 127,
+            };
+            let x = r.i8s(batches * inf);
+            let w = r.i8s(outf * inf);
+            let (mult, shift) = (
+                r.range(1 << 30, i32::MAX as i64) as i32,
+                r.range(-12, 1) as i32,
+            );
+            let bias: Vec<i32> = (0..outf).map(|_| r.range(-40_000, 40_000) as i32).collect();
+            // The MVE export's precomputed term.
+            let kernel_sum: Vec<i32> = (0..outf)
+                .map(|o| {
+                    bias[o]
+                        + q.input_offset
+                            * w[o * inf..(o + 1) * inf]
+                                .iter()
+                                .map(|&v| v as i32)
+                                .sum::<i32>()
+                })
+                .collect();
+            let mut dsp = vec![0i8; batches * outf];
+            let mut mve = vec![0i8; batches * outf];
+            fully_connected_s8(
+                &q,
+                0,
+                FcEncoding::Bias(Some(&bias)),
+                &x,
+                &w,
+                outf,
+                mult,
+                shift,
+                &mut dsp,
+            )
+            .unwrap();
+            fully_connected_s8(
+                &q,
+                0,
+                FcEncoding::KernelSum(&kernel_sum),
+                &x,
+                &w,
+                outf,
+                mult,
+                shift,
+                &mut mve,
+            )
+            .unwrap();
+            assert_eq!(dsp, mve, "both encodings give the same result");
+            let mut other = vec![0i8; batches * outf];
+            fully_connected_with::<Other>(
+                &q,
+                0,
+                FcEncoding::Bias(Some(&bias)),
+                &x,
+                &w,
+                outf,
+                mult,
+                shift,
+                &mut other,
+            )
+            .unwrap();
+            assert_eq!(dsp, other, "scalar and dsp fully connected agree");
+            for b in 0..batches {
+                for o in 0..outf {
+                    let acc: i64 = bias[o] as i64
+                        + (0..inf)
+                            .map(|j| {
+                                (x[b * inf + j] as i64 + q.input_offset as i64)
+                                    * w[o * inf + j] as i64
+                            })
+                            .sum::<i64>();
+                    let want = clamp8(
+                        ref_requantize(acc as i32, mult, shift) + q.output_offset as i64,
+                        -128,
+                        127,
+                    );
+                    assert_eq!(dsp[b * outf + o], want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mismatched_fc_lengths_are_errors_not_panics() {
+        let q = ConvQuant {
+            input_offset: 0,
+            output_offset: 0,
+            act_min: -128,
+            act_max: 127,
+        };
+        let e = fully_connected_s8(
+            &q,
+            0,
+            FcEncoding::Bias(None),
+            &[0; 10],
+            &[0; 7],
+            3,
+            1,
+            0,
+            &mut [0; 3],
+        );
+        assert_eq!(e, Err(KernelError::InvalidArgument));
+    }
+}

@@ -1,1 +1,0 @@
-//! quantized kernels.
