@@ -1,0 +1,119 @@
+//! Bad arguments to the upsample kernels: a real single-operator program from
+//! `tests/ops/` runs, then the same file with its `scale_factors` or
+//! `output_size` rewritten (scales that do not give the output's size, a
+//! negative scale, a size other than the output's) ends in
+//! `InvalidArgument` from `execute`, as upstream's
+//! `check_upsample_2d_common_args` / `resize_upsample_2d` give, never a panic.
+
+use std::path::Path;
+
+use etch_runtime::{ErrorCode, Method, Program, Verification};
+
+struct Aligned(Vec<u128>, usize);
+impl Aligned {
+    fn new(len: usize) -> Self {
+        Aligned(vec![0; len.div_ceil(16) + 1], len)
+    }
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.0)[..self.1]
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.0)[..self.1]
+    }
+}
+
+fn program(name: &str) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops");
+    std::fs::read(dir.join(format!("{name}.pte"))).unwrap()
+}
+
+/// Where the run stopped: `Err((stage, code))`, or `Ok(())` after execute.
+fn run(file: &[u8]) -> Result<(), (&'static str, ErrorCode)> {
+    let mut a = Aligned::new(file.len());
+    a.bytes_mut().copy_from_slice(file);
+    let program = Program::from_bytes(a.bytes(), Verification::InternalConsistency)
+        .map_err(|e| ("program", e.code))?;
+    let meta = program
+        .method_meta("forward")
+        .map_err(|e| ("meta", e.code))?;
+    let mut arena = Aligned::new(64 * 1024);
+    let mut state = vec![0u8; 16 * 1024];
+    let mut planned: Vec<&mut [u8]> = vec![arena.bytes_mut()];
+    let mut method = Method::load(&meta, &mut state, &mut planned, etch_kernels::KERNELS, &[])
+        .map_err(|e| ("load", e.code))?;
+    for i in 0..meta.num_inputs().map_err(|e| ("meta", e.code))? {
+        let n = method.input_meta(i).map(|m| m.nbytes).unwrap_or(0);
+        method
+            .set_input_bytes(i, &vec![0u8; n])
+            .map_err(|e| ("input", e.code))?;
+    }
+    method.execute().map_err(|e| ("execute", e.code))
+}
+
+/// `name` with every occurrence of `from` (`count` of them) replaced by `to`.
+fn patched(name: &str, from: &[u8], to: &[u8], count: usize) -> Vec<u8> {
+    let mut file = program(name);
+    assert_eq!(run(&file), Ok(()), "{name} runs unmodified");
+    let at: Vec<usize> = file
+        .windows(from.len())
+        .enumerate()
+        .filter(|(_, w)| *w == from)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(at.len(), count, "{name}: occurrences of {from:?}");
+    for i in at {
+        file[i..i + from.len()].copy_from_slice(to);
+    }
+    file
+}
+
+fn invalid(file: &[u8], what: &str) {
+    assert_eq!(
+        run(file),
+        Err(("execute", ErrorCode::InvalidArgument)),
+        "{what}"
+    );
+}
+
+#[test]
+fn scale_factors_must_give_the_output_size_and_be_positive() {
+    // scale_factors [2.0, 2.0] for (3, 4) -> (6, 8).
+    let two = 2.0f64.to_le_bytes();
+    for name in [
+        "upsample_bilinear2d_scale_f32",
+        "upsample_nearest2d_scale_f32",
+    ] {
+        invalid(
+            &patched(name, &two, &3.0f64.to_le_bytes(), 2),
+            "scales 3.0 give (9, 12)",
+        );
+        invalid(
+            &patched(name, &two, &(-2.0f64).to_le_bytes(), 2),
+            "negative scales",
+        );
+    }
+    // align_corners with scale_factors [2.5, 2.5]: (3, 4) -> (7, 10).
+    invalid(
+        &patched(
+            "upsample_bilinear2d_align_scale_f32",
+            &2.5f64.to_le_bytes(),
+            &2.0f64.to_le_bytes(),
+            2,
+        ),
+        "scales 2.0 give (6, 8)",
+    );
+}
+
+#[test]
+fn output_size_must_be_the_outputs() {
+    // output_size [5, 9] (align_corners) for an output of (5, 9): [5, 8] is not it.
+    invalid(
+        &patched(
+            "upsample_bilinear2d_align_f32",
+            &[9, 0, 0, 0, 0, 0, 0, 0],
+            &[8, 0, 0, 0, 0, 0, 0, 0],
+            1,
+        ),
+        "output_size [5, 8]",
+    );
+}
