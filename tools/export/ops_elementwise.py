@@ -95,12 +95,11 @@ def positive(*shape):
 
 # libm functions whose Rust `libm` (musl) results differ from glibc's for
 # some f32 inputs; the bound is the largest difference over all f32 inputs.
+# (tanhf, expm1f, logf, log1pf, erff and expf are glibc's own algorithms in
+# etch-kernels, equal to glibc for every f32: exact.)
 ULP = {
-    "erf": 1,
-    "log1p": 1,
     "sin": 1,
     "cos": 1,
-    "log": 1,
     "log2": 1,
     "pow": 1,
 }
@@ -122,15 +121,15 @@ CASES = [
     unary_case("tanh_f32", torch.tanh, f32(4, 8)),
     unary_case("tanh_i32", torch.tanh, ints(2, 5)),
     unary_case("exp_f32", torch.exp, f32(4, 8)),
-    unary_case("log_f32", torch.log, f32(4, 8), "log"),
+    unary_case("log_f32", torch.log, f32(4, 8)),
     unary_case("log2_f32", torch.log2, positive(4, 8), "log2"),
-    unary_case("log1p_f32", torch.log1p, f32(4, 8, scale=0.5), "log1p"),
+    unary_case("log1p_f32", torch.log1p, f32(4, 8, scale=0.5)),
     unary_case("expm1_f32", torch.expm1, f32(4, 8, scale=0.5)),
     unary_case("sqrt_f32", torch.sqrt, f32(4, 8)),
     unary_case("sqrt_i64", torch.sqrt, ints(3, 4, dtype=torch.int64, lo=0, hi=1000)),
     unary_case("rsqrt_f32", torch.rsqrt, f32(4, 8)),
     unary_case("reciprocal_f32", torch.reciprocal, f32(4, 8)),
-    unary_case("erf_f32", torch.erf, f32(4, 8), "erf"),
+    unary_case("erf_f32", torch.erf, f32(4, 8)),
     unary_case("sin_f32", torch.sin, f32(4, 8), "sin"),
     unary_case("cos_f32", torch.cos, f32(4, 8), "cos"),
     unary_case("sigmoid_i64", torch.sigmoid, ints(2, 6, dtype=torch.int64)),

@@ -50,9 +50,8 @@ pub fn logf(x: f32) -> f32 {
             return x;
         }
         if ix & 0x8000_0000 != 0 || ix.wrapping_mul(2) >= 0xff00_0000 {
-            // Negative or NaN: NaN (compared as a class; x86 would give
-            // the default NaN with the sign bit set).
-            return if x.is_nan() { x + x } else { f32::NAN };
+            // Negative or NaN: glibc's `__math_invalidf`, `(x - x) / (x - x)`.
+            return super::fdlibmf::invalid(x);
         }
         // Subnormal: normalize.
         ix = (x * f32::from_bits(0x4b00_0000)).to_bits(); // x · 2^23

@@ -19,6 +19,7 @@ mod dim_order;
 pub(crate) mod dtype;
 mod elementwise;
 pub(crate) mod expf;
+pub(crate) mod fdlibmf;
 mod index;
 pub(crate) mod logf;
 mod norm;

@@ -25,6 +25,8 @@ use super::dtype::{
 };
 use super::elementwise::map;
 use super::expf::expf;
+use super::fdlibmf::{erff, log1pf};
+use super::logf::logf;
 use super::tanhf::{expm1f, tanhf};
 
 fn same_shape(x: &TensorView<'_>, out: &TensorViewMut<'_>) -> Result<()> {
@@ -100,16 +102,16 @@ pub const EXPM1_OUT: Kernel = op!(
     |ctx| float_fn(ctx, expm1f)
 );
 
-/// `log.out`: `logf`.
+/// `log.out`: `logf` (glibc's algorithm, `logf.rs`).
 pub const LOG_OUT: Kernel = op!(
     "aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::logf)
+    |ctx| float_fn(ctx, logf)
 );
 
-/// `log1p.out`: `log1pf`.
+/// `log1p.out`: `log1pf` (glibc's algorithm, `fdlibmf.rs`).
 pub const LOG1P_OUT: Kernel = op!(
     "aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::log1pf)
+    |ctx| float_fn(ctx, log1pf)
 );
 
 /// `log2.out`: `log2f`.
@@ -137,10 +139,10 @@ pub const RECIPROCAL_OUT: Kernel = op!(
     |ctx| float_fn(ctx, |x| (1.0 / x as f64) as f32)
 );
 
-/// `erf.out`: `erff`.
+/// `erf.out`: `erff` (glibc's algorithm, `fdlibmf.rs`).
 pub const ERF_OUT: Kernel = op!(
     "aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::erff)
+    |ctx| float_fn(ctx, erff)
 );
 
 /// `sin.out`: `sinf`.
