@@ -8,6 +8,10 @@
 //! log(x) = k·ln2 + log(c) + log1p(z/c − 1) with `x = 2^k·z`, z in
 //! [0x1.66p-1, 0x1.66p0); c and log(c) from a 16-entry table, log1p by a
 //! cubic, all in f64.
+//!
+//! [`log2f`] (`log2.out`) is glibc's `log2f` from the same family: the same
+//! `1/c`, `log2(c)`, a quartic; equal to glibc's over every 1000th pattern
+//! (`log2f_matches_glibc`) and, by a scratch scan, over all 2^32.
 
 /// `(1/c, log(c))` for the 16 subintervals of z.
 const TAB: [(u64, u64); 16] = [
@@ -75,6 +79,75 @@ pub fn logf(x: f32) -> f32 {
     y as f32
 }
 
+/// `log2(c)` for the 16 subintervals of z (`1/c` is [`TAB`]'s).
+const LOG2C: [u64; 16] = [
+    0xbfdefec65b963019,
+    0xbfdb0b6832d4fca4,
+    0xbfd7418b0a1fb77b,
+    0xbfd39de91a6dcf7b,
+    0xbfd01d9bf3f2b631,
+    0xbfc97c1d1b3b7af0,
+    0xbfc2f9e393af3c9f,
+    0xbfb960cbbf788d5c,
+    0xbfaa6f9db6475fce,
+    0x0000000000000000,
+    0x3fb338ca9f24f53d,
+    0x3fc476a9543891ba,
+    0x3fce840b4ac4e4d2,
+    0x3fd40645f0c6651c,
+    0x3fd88e9c2c1b9ff8,
+    0x3fdce0a44eb17bcc,
+];
+/// log1p(r)/ln2 ≈ B0·r⁴ + B1·r³ + B2·r² + B3·r (-0x1.712b6f70a7e4dp-2,
+/// 0x1.ecabf496832ep-2, -0x1.715479ffae3dep-1, 0x1.715475f35c8b8p0).
+const B: [u64; 4] = [
+    0xbfd712b6f70a7e4d,
+    0x3fdecabf496832e0,
+    0xbfe715479ffae3de,
+    0x3ff715475f35c8b8,
+];
+
+/// `log2f` as glibc computes it (the same table of `1/c`, `log2(c)` and a
+/// quartic): log2(x) = k + log2(c) + log1p(z/c − 1)/ln2.
+pub fn log2f(x: f32) -> f32 {
+    let mut ix = x.to_bits();
+    if ix == 0x3f800000 {
+        return 0.0;
+    }
+    if ix.wrapping_sub(0x0080_0000) >= 0x7f80_0000 - 0x0080_0000 {
+        if ix.wrapping_mul(2) == 0 {
+            return f32::NEG_INFINITY;
+        }
+        if ix == 0x7f80_0000 {
+            return x;
+        }
+        if ix & 0x8000_0000 != 0 || ix.wrapping_mul(2) >= 0xff00_0000 {
+            return super::fdlibmf::invalid(x);
+        }
+        ix = (x * f32::from_bits(0x4b00_0000)).to_bits(); // x · 2^23
+        ix = ix.wrapping_sub(23 << 23);
+    }
+    let tmp = ix.wrapping_sub(OFF);
+    let i = ((tmp >> 19) % 16) as usize;
+    let top = tmp & 0xff80_0000;
+    let iz = ix.wrapping_sub(top);
+    let k = (tmp as i32) >> 23; // arithmetic shift
+    let (invc, logc) = match (TAB.get(i), LOG2C.get(i)) {
+        (Some(&(a, _)), Some(&b)) => (f64::from_bits(a), f64::from_bits(b)),
+        _ => (1.0, 0.0), // unreachable: i < 16
+    };
+    let [a0, a1, a2, a3] = B.map(f64::from_bits);
+    let z = f32::from_bits(iz) as f64;
+    let r = z * invc - 1.0;
+    let y0 = logc + k as f64;
+    let r2 = r * r;
+    let y = a1 * r + a2;
+    let y = a0 * r2 + y;
+    let p = a3 * r + y0;
+    let y = y * r2 + p;
+    y as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +155,8 @@ mod tests {
     extern "C" {
         #[link_name = "logf"]
         fn glibc_logf(x: f32) -> f32;
+        #[link_name = "log2f"]
+        fn glibc_log2f(x: f32) -> f32;
     }
 
     #[test]
@@ -106,6 +181,37 @@ mod tests {
             // SAFETY: as above.
             let want = unsafe { glibc_logf(x) };
             assert_eq!(logf(x).to_bits(), want.to_bits(), "logf({x:e})");
+        }
+    }
+
+    #[test]
+    fn log2f_matches_glibc() {
+        // Every 1000th bit pattern (all exponents, both signs), plus specials.
+        let mut bits = 0u32;
+        let patterns = core::iter::from_fn(|| {
+            let b = bits;
+            bits = bits.checked_add(1000)?;
+            Some(f32::from_bits(b))
+        });
+        let specials = [
+            1.0f32,
+            2.0,
+            0.5,
+            0.0,
+            -0.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NAN,
+            1e-45,
+        ];
+        for x in patterns.chain(specials) {
+            // SAFETY: calling the C library's pure `log2f` with a plain f32.
+            let want = unsafe { glibc_log2f(x) };
+            let got = log2f(x);
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "log2f({x:e}) = {got:e}, glibc {want:e}"
+            );
         }
     }
 }

@@ -26,7 +26,7 @@ use super::dtype::{
 use super::elementwise::map;
 use super::expf::expf;
 use super::fdlibmf::{erff, log1pf};
-use super::logf::logf;
+use super::logf::{log2f, logf};
 use super::tanhf::{expm1f, tanhf};
 
 fn same_shape(x: &TensorView<'_>, out: &TensorViewMut<'_>) -> Result<()> {
@@ -114,10 +114,10 @@ pub const LOG1P_OUT: Kernel = op!(
     |ctx| float_fn(ctx, log1pf)
 );
 
-/// `log2.out`: `log2f`.
+/// `log2.out`: `log2f` (glibc's algorithm, `logf.rs`).
 pub const LOG2_OUT: Kernel = op!(
     "aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::log2f)
+    |ctx| float_fn(ctx, log2f)
 );
 
 /// `sqrt.out`: `sqrtf` (correctly rounded everywhere).
