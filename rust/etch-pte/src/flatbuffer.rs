@@ -201,21 +201,34 @@ impl<'a> Table<'a> {
     /// alignment, and ExecuTorch's verifier only checks buffer bounds too.)
     #[inline]
     pub fn field(&self, slot: u16, size: usize) -> Result<Option<usize>> {
+        self.field_pos(slot, size)
+            .map(|p| if p == 0 { None } else { Some(p) })
+    }
+
+    /// [`Table::field`] with 0 for an absent field (no field lies at byte 0:
+    /// the first bytes of a table are its vtable offset): a smaller `Result`.
+    #[inline(never)]
+    fn field_pos(&self, slot: u16, size: usize) -> Result<usize> {
         let entry = 4 + 2 * slot as usize;
         // Re-read rather than stored: a smaller `Table` is cheaper to pass
-        // around than one more (checked at `at`) load.
-        let vtable_len = read_u16(self.buf, self.vtable)? as usize;
-        if entry + 2 > vtable_len {
-            return Ok(None); // truncated vtable: schema default
+        // around than one more (checked at `at`) load. `Table::at` checked
+        // that the whole vtable lies in the buffer, so these reads cannot
+        // miss; a miss would read as an absent field, never out of bounds.
+        let u16_at = |p: usize| match self.buf.get(p..p + 2) {
+            Some(&[a, b]) => u16::from_le_bytes([a, b]) as usize,
+            _ => 0,
+        };
+        if entry + 2 > u16_at(self.vtable) {
+            return Ok(0); // truncated vtable: schema default
         }
-        let off = read_u16(self.buf, self.vtable + entry)? as usize;
+        let off = u16_at(self.vtable + entry);
         if off == 0 {
-            return Ok(None);
+            return Ok(0);
         }
         if self.pos + off + size > self.buf.len() {
             return Err(Error::invalid("field outside the buffer", self.pos));
         }
-        Ok(Some(self.pos + off))
+        Ok(self.pos + off)
     }
 
     /// A scalar field, or `default` when absent.
@@ -229,18 +242,18 @@ impl<'a> Table<'a> {
     /// field's `size` bytes widened to `u64`, or `default`.
     #[inline(never)]
     pub(crate) fn scalar_bits(&self, slot: u16, size: usize, default: u64) -> Result<u64> {
-        match self.field(slot, size)? {
-            Some(p) => scalar_bits(self.buf, p, size),
-            None => Ok(default),
+        match self.field_pos(slot, size)? {
+            0 => Ok(default),
+            p => scalar_bits(self.buf, p, size),
         }
     }
 
     /// A reference field (table, vector, string), as the position it points to.
     #[inline]
     fn reference(&self, slot: u16) -> Result<Option<usize>> {
-        match self.field(slot, 4)? {
-            Some(p) => indirect(self.buf, p).map(Some),
-            None => Ok(None),
+        match self.field_pos(slot, 4)? {
+            0 => Ok(None),
+            p => indirect(self.buf, p).map(Some),
         }
     }
 
