@@ -207,7 +207,9 @@ impl<'a> Table<'a> {
 
     /// [`Table::field`] with 0 for an absent field (no field lies at byte 0:
     /// the first bytes of a table are its vtable offset): a smaller `Result`.
-    #[inline(never)]
+    // Inlined into its two callers (`scalar_bits`, `reference`): out of
+    // line it cost 0.4 % more instructions per DS-CNN inference.
+    #[inline]
     fn field_pos(&self, slot: u16, size: usize) -> Result<usize> {
         let entry = 4 + 2 * slot as usize;
         // Re-read rather than stored: a smaller `Table` is cheaper to pass
