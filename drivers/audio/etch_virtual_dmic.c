@@ -1,6 +1,9 @@
 /*
- * Virtual PDM microphone for native_sim: the DMIC API (<zephyr/audio/dmic.h>)
- * over a host WAV file played in real time. A k_timer fires once per PCM
+ * Virtual PDM microphone: the DMIC API (<zephyr/audio/dmic.h>) over a WAV
+ * file played in real time. On native_sim the file is read from the host
+ * (--dmic-wav=FILE or the node's wav-file property); on other boards (QEMU
+ * Cortex-M, for measuring a listening application where there is no
+ * microphone) the wav-file is embedded in flash at build time. A k_timer fires once per PCM
  * block (block_size bytes at the configured rate, e.g. 20 ms); each expiry
  * takes a block from the application's memory slab, fills it with the next
  * samples of the file and queues it for dmic_read(). When the application
@@ -20,9 +23,11 @@
 #include <zephyr/kernel.h>
 #include <zephyr/logging/log.h>
 
+#if defined(CONFIG_ARCH_POSIX)
 #include "cmdline.h"
 #include "nsi_host_trampolines.h"
 #include "soc.h"
+#endif
 
 LOG_MODULE_REGISTER(etch_virtual_dmic, CONFIG_AUDIO_DMIC_LOG_LEVEL);
 
@@ -43,6 +48,7 @@ struct vdmic_data {
 	uint32_t overruns;
 };
 
+#if defined(CONFIG_ARCH_POSIX)
 static const char *wav_arg;
 
 static void vdmic_wav_option(char *argv, int offset)
@@ -83,6 +89,46 @@ static int read_full(int fd, void *buf, size_t len)
 	return (int)got;
 }
 
+static int wav_open(const char *path)
+{
+	return nsi_host_open(path, 0 /* O_RDONLY */);
+}
+
+static void wav_close(int fd)
+{
+	nsi_host_close(fd);
+}
+#else /* !CONFIG_ARCH_POSIX: the wav-file embedded at build time (CMakeLists.txt) */
+
+static const uint8_t embedded_wav[] = {
+#include "etch_virtual_dmic_wav.inc"
+};
+static const char *const wav_arg; /* the node's wav-file names it */
+static size_t embedded_pos;
+
+static int wav_open(const char *path)
+{
+	ARG_UNUSED(path);
+	embedded_pos = 0;
+	return 0;
+}
+
+static void wav_close(int fd)
+{
+	ARG_UNUSED(fd);
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t n = MIN(len, sizeof(embedded_wav) - embedded_pos);
+
+	ARG_UNUSED(fd);
+	memcpy(buf, embedded_wav + embedded_pos, n);
+	embedded_pos += n;
+	return (int)n;
+}
+#endif
+
 static uint32_t le32(const uint8_t *p)
 {
 	return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -93,7 +139,7 @@ static int vdmic_open(struct vdmic_data *d, const char *path)
 {
 	uint8_t hdr[12], chunk[8], fmt[16];
 
-	d->fd = nsi_host_open(path, 0 /* O_RDONLY */);
+	d->fd = wav_open(path);
 	if (d->fd < 0) {
 		LOG_ERR("cannot open %s", path);
 		return -ENOENT;
@@ -226,7 +272,7 @@ static int vdmic_configure(const struct device *dev, struct dmic_cfg *cfg)
 		return -ENODEV;
 	}
 	if (d->fd >= 0) {
-		nsi_host_close(d->fd);
+		wav_close(d->fd);
 		d->fd = -1;
 	}
 	int ret = vdmic_open(d, path);

@@ -57,6 +57,8 @@ static int8_t features[ETCH_FRONTEND_FEATURES];
 
 #if defined(CONFIG_ARCH_POSIX)
 #include "posix_board_if.h"
+#endif
+#if defined(CONFIG_ETCH_VIRTUAL_DMIC)
 /* The virtual microphone's count of blocks it had to drop. */
 uint32_t etch_virtual_dmic_overruns(const struct device *dev);
 #define OVERRUNS(mic) etch_virtual_dmic_overruns(mic)
