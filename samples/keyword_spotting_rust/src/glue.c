@@ -55,6 +55,22 @@ void kws_log(uint32_t level, const char *msg, size_t len)
 	}
 }
 
+/* Stack painting (CONFIG_INIT_STACKS): the high-water mark of the thread
+ * that runs etch (main, which calls rust_main).
+ */
+void kws_stack_report(void)
+{
+#if defined(CONFIG_THREAD_STACK_INFO) && defined(CONFIG_INIT_STACKS)
+	size_t unused;
+
+	if (k_thread_stack_space_get(k_current_get(), &unused) == 0) {
+		LOG_INF("main stack: %u of %u bytes used",
+			(unsigned int)(k_current_get()->stack_info.size - unused),
+			(unsigned int)k_current_get()->stack_info.size);
+	}
+#endif
+}
+
 void kws_exit(int code)
 {
 #if defined(CONFIG_ARCH_POSIX)
