@@ -19,6 +19,7 @@ use super::dtype::{
     promote, promote_with_scalar, scalar_arg, switch_dtype, Arith, Elem, Num,
 };
 use super::elementwise::map;
+use super::powf::powf;
 
 /// `extract_scalar<T>`: an integral compute type takes an Int scalar in its
 /// range, a floating one an Int or a Double within range (±inf, NaN pass),
@@ -405,7 +406,7 @@ pub const POW_TENSOR_TENSOR_OUT: Kernel = op!(
     |ctx| {
         let (a, b, mut out) = tensors2!(ctx, 2);
         if pow_check(promote(a.dtype, b.dtype)?, out.dtype)? {
-            map::<f32, f32, 2>([&a, &b], &mut out, |[x, y]| libm::powf(x, y))
+            map::<f32, f32, 2>([&a, &b], &mut out, |[x, y]| powf(x, y))
         } else {
             map::<f64, f64, 2>([&a, &b], &mut out, |[x, y]| libm::pow(x, y))
         }
@@ -421,7 +422,7 @@ pub const POW_TENSOR_SCALAR_OUT: Kernel = op!(
         let a = required(a, 0)?;
         if pow_check(promote_with_scalar(a.dtype, e), out.dtype)? {
             let e = e.to_f32();
-            map::<f32, f32, 1>([&a], &mut out, |[x]| libm::powf(x, e))
+            map::<f32, f32, 1>([&a], &mut out, |[x]| powf(x, e))
         } else {
             let e = e.to_f64();
             map::<f64, f64, 1>([&a], &mut out, |[x]| libm::pow(x, e))
@@ -438,7 +439,7 @@ pub const POW_SCALAR_OUT: Kernel = op!(
         let e = required(e, 1)?;
         if pow_check(promote_with_scalar(e.dtype, base), out.dtype)? {
             let base = base.to_f32();
-            map::<f32, f32, 1>([&e], &mut out, |[y]| libm::powf(base, y))
+            map::<f32, f32, 1>([&e], &mut out, |[y]| powf(base, y))
         } else {
             let base = base.to_f64();
             map::<f64, f64, 1>([&e], &mut out, |[y]| libm::pow(base, y))

@@ -9,7 +9,7 @@
 
 const N: u64 = 32;
 /// `bits(2^(i/32)) - (i << 47)`: adding `k << 47` gives 2^(k/32) for any k.
-const TAB: [u64; 32] = [
+pub(crate) const TAB: [u64; 32] = [
     0x3ff0000000000000,
     0x3fefd9b0d3158574,
     0x3fefb5586cf9890f,

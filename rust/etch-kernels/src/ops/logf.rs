@@ -14,7 +14,7 @@
 //! (`log2f_matches_glibc`) and, by a scratch scan, over all 2^32.
 
 /// `(1/c, log(c))` for the 16 subintervals of z.
-const TAB: [(u64, u64); 16] = [
+pub(crate) const TAB: [(u64, u64); 16] = [
     (0x3ff661ec79f8f3be, 0xbfd57bf7808caade),
     (0x3ff571ed4aaf883d, 0xbfd2bef0a7c06ddb),
     (0x3ff49539f0f010b0, 0xbfd01eae7f513a67),
@@ -37,7 +37,7 @@ const A0: f64 = f64::from_bits(0xbfd00ea348b88334); // -0x1.00ea348b88334p-2
 const A1: f64 = f64::from_bits(0x3fd5575b0be00b6a); // 0x1.5575b0be00b6ap-2
 const A2: f64 = f64::from_bits(0xbfdffffef20a4123); // -0x1.ffffef20a4123p-2
 /// Start of the z range, as f32 bits (0x1.66p-1).
-const OFF: u32 = 0x3f330000;
+pub(crate) const OFF: u32 = 0x3f330000;
 
 /// `logf` as glibc computes it.
 pub fn logf(x: f32) -> f32 {
@@ -80,7 +80,7 @@ pub fn logf(x: f32) -> f32 {
 }
 
 /// `log2(c)` for the 16 subintervals of z (`1/c` is [`TAB`]'s).
-const LOG2C: [u64; 16] = [
+pub(crate) const LOG2C: [u64; 16] = [
     0xbfdefec65b963019,
     0xbfdb0b6832d4fca4,
     0xbfd7418b0a1fb77b,

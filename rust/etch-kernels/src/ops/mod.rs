@@ -25,6 +25,7 @@ pub(crate) mod logf;
 mod norm;
 pub(crate) mod num;
 mod portable_extra;
+pub(crate) mod powf;
 mod prim;
 mod quantized_decomposed;
 pub(crate) mod reduce;
