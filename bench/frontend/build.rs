@@ -26,7 +26,7 @@ fn as_bytes(v: &[u128], len: usize) -> &[u8] {
 /// Runs `name` with fresh memory; returns output 0 as bytes, or its value.
 fn run(program: &Program<'_>, name: &str, input: Option<&[u8]>) -> (Vec<u8>, f64) {
     let meta = program.method_meta(name).unwrap();
-    let mut state = vec![0u8; meta.method_state_bytes().unwrap()];
+    let mut state = vec![0u8; meta.method_state_bytes(etch_kernels::KERNELS).unwrap()];
     let mut bufs: Vec<Vec<u8>> = (0..meta.num_memory_planned_buffers().unwrap())
         .map(|i| vec![0u8; meta.memory_planned_buffer_size(i).unwrap()])
         .collect();

@@ -30,7 +30,8 @@ const MODEL_NAME: &str = include_str!(concat!(env!("OUT_DIR"), "/model_name.txt"
 
 // ARENA_BYTES: the program's planned buffer (build.rs).
 include!(concat!(env!("OUT_DIR"), "/arena.rs"));
-const STATE_BYTES: usize = 256;
+// Method state: the DS-CNN's is 2,724 B, most of it the kernels' scratch.
+const STATE_BYTES: usize = 4096;
 static mut ARENA: Aligned<[u8; ARENA_BYTES]> = Aligned([0; ARENA_BYTES]);
 static mut STATE: [u8; STATE_BYTES] = [0; STATE_BYTES];
 
@@ -183,7 +184,7 @@ mod rt {
     #[inline(never)]
     pub fn needs(meta: &MethodMeta<'_>) -> (usize, usize, usize) {
         (
-            meta.method_state_bytes().unwrap_or(usize::MAX),
+            meta.method_state_bytes(etch_kernels::KERNELS).unwrap_or(usize::MAX),
             meta.memory_planned_buffer_size(0).unwrap_or(usize::MAX),
             meta.num_instructions().unwrap_or(0),
         )

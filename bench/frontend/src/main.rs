@@ -25,7 +25,7 @@ static MODEL: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"),
 const MODEL_NAME: &str = include_str!(concat!(env!("OUT_DIR"), "/model_name.txt"));
 
 const ARENA_BYTES: usize = 32 * 1024;
-const STATE_BYTES: usize = 512;
+const STATE_BYTES: usize = 4096;
 static mut ARENA: Aligned<[u8; ARENA_BYTES]> = Aligned([0; ARENA_BYTES]);
 static mut STATE: [u8; STATE_BYTES] = [0; STATE_BYTES];
 

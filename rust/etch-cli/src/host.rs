@@ -42,7 +42,7 @@ impl MethodMemory {
             planned.push(Aligned::new(meta.memory_planned_buffer_size(i)?));
         }
         Ok(MethodMemory {
-            state: vec![0; meta.method_state_bytes()?],
+            state: vec![0; meta.method_state_bytes(etch_kernels::KERNELS)?],
             planned,
         })
     }

@@ -66,6 +66,7 @@ pub fn to_json(s: &FileSummary) -> Json {
                 "outputs": m.outputs.iter().map(io_json).collect::<Vec<_>>(),
                 "planned_buffers": m.planned_buffers,
                 "method_state_bytes": m.method_state_bytes,
+                "kernel_scratch_bytes": m.kernel_scratch_bytes,
                 "planned_tensors": m.planned_tensors.iter().map(tensor_json).collect::<Vec<_>>(),
             })
         })
@@ -151,8 +152,8 @@ fn print_text(path: &str, s: &FileSummary) {
             println!("  delegate: {d}");
         }
         println!(
-            "  method state: {} B (exact, for Method::load)",
-            m.method_state_bytes
+            "  method state: {} B (exact, for Method::load; kernel scratch {} B of it)",
+            m.method_state_bytes, m.kernel_scratch_bytes
         );
         println!("  memory plan:");
         for (i, b) in m.planned_buffers.iter().enumerate() {

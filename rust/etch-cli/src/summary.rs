@@ -52,8 +52,10 @@ pub struct MethodSummary {
     pub planned_buffers: Vec<i64>,
     /// Every planned tensor: (value index, summary), sorted by (memory id, offset).
     pub planned_tensors: Vec<TensorSummary>,
-    /// Exact bytes of method state `Method::load` takes.
+    /// Exact bytes of method state `Method::load` takes (with etch's kernels).
     pub method_state_bytes: usize,
+    /// The kernels' scratch inside it (the largest `Kernel::scratch`).
+    pub kernel_scratch_bytes: usize,
 }
 
 pub fn tensor_summary(index: usize, t: &Tensor<'_>) -> Result<TensorSummary> {
@@ -241,7 +243,8 @@ pub fn summarize(file: &PteFile<'_>) -> Result<FileSummary> {
             .collect::<Result<Vec<_>>>()?;
         let meta = etch_runtime::Program::from_file(*file).method_meta(plan.name()?)?;
         methods.push(MethodSummary {
-            method_state_bytes: meta.method_state_bytes()?,
+            method_state_bytes: meta.method_state_bytes(etch_kernels::KERNELS)?,
+            kernel_scratch_bytes: meta.kernel_scratch_bytes(etch_kernels::KERNELS)?,
             name: plan.name()?.to_string(),
             values: values.len(),
             value_kinds: kinds,

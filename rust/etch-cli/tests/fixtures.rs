@@ -186,8 +186,17 @@ fn inspect_prints_the_exact_method_state_bytes() {
             let meta = program.method_meta(m["name"].as_str().unwrap()).unwrap();
             assert_eq!(
                 m["method_state_bytes"].as_u64().unwrap() as usize,
-                meta.method_state_bytes().unwrap()
+                meta.method_state_bytes(etch_kernels::KERNELS).unwrap()
             );
+            let scratch = m["kernel_scratch_bytes"].as_u64().unwrap() as usize;
+            assert_eq!(
+                scratch,
+                meta.kernel_scratch_bytes(etch_kernels::KERNELS).unwrap()
+            );
+            // The DS-CNN fixtures' depthwise kernels keep 2,688 B there.
+            if pte.to_str().unwrap().contains("dscnn_cm") && m["name"] == "forward" {
+                assert_eq!(scratch, 2688, "{}", pte.display());
+            }
         }
     }
 }

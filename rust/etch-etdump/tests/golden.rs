@@ -43,7 +43,7 @@ fn record(debug: bool) -> (Vec<u8>, Vec<u8>) {
     let bytes = &bytemuck::cast_slice::<u128, u8>(&aligned)[..pte.len()];
     let program = Program::from_bytes(bytes, Verification::InternalConsistency).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut state = vec![0u8; meta.method_state_bytes().unwrap()];
+    let mut state = vec![0u8; meta.method_state_bytes(etch_kernels::KERNELS).unwrap()];
     let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_memory_planned_buffers().unwrap())
         .map(|i| vec![0u128; meta.memory_planned_buffer_size(i).unwrap().div_ceil(16)])
         .collect();

@@ -7,6 +7,7 @@ use etch_runtime::tensor::Shape;
 use etch_runtime::{Error, ErrorCode, MethodMeta, Program, TensorInfo, Verification};
 
 use crate::ptr;
+use crate::registry::kernels;
 use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE};
 
@@ -254,7 +255,7 @@ pub unsafe extern "C" fn etch_method_meta(
             num_outputs: m.num_outputs()?,
             num_instructions: m.num_instructions()?,
             num_planned_buffers: m.num_memory_planned_buffers()?,
-            method_state_bytes: m.method_state_bytes()?,
+            method_state_bytes: m.method_state_bytes(kernels())?,
         };
         // SAFETY: as above.
         unsafe { ptr::put(out, value, 2) }

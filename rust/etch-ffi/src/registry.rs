@@ -75,6 +75,7 @@ impl Slots {
             args: &[],
             run: empty_slot,
             schema: "",
+            scratch: 0,
         };
         let mut kernels = [const { UnsafeCell::new(EMPTY) }; CAPACITY];
         let mut i = 0;
@@ -153,6 +154,7 @@ pub(crate) unsafe fn register_c(schema: &'static str, run: CFn) -> Result<()> {
         args: kinds.get(..parsed.args).unwrap_or(&[]),
         run: run_c_kernel,
         schema,
+        scratch: 0,
     };
     // SAFETY: as above; then the release store publishes the slot.
     unsafe {

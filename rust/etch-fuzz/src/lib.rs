@@ -73,7 +73,7 @@ pub fn load_execute(file: &[u8], verification: Verification) -> Outcome {
         .map_err(|e| (Stage::Meta, e.code))?;
     let too_big = (Stage::Load, ErrorCode::MemoryAllocationFailed);
     let state_len = meta
-        .method_state_bytes()
+        .method_state_bytes(etch_kernels::KERNELS)
         .map_err(|e| (Stage::Meta, e.code))?;
     if state_len > MAX_BUFFER {
         return Err(too_big);

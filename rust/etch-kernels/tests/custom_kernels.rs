@@ -159,3 +159,62 @@ fn registration_codes_are_executorchs() {
     let want = npy_data(&custom_dir().join("custom_softsign.output0.npy"));
     assert_eq!(run(r.kernels()), Ok(want));
 }
+
+/// The kernel with 1,001 bytes of scratch declared: checks it gets at least
+/// that many, word-aligned, then runs as usual.
+fn softsign_with_scratch(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let scratch = ctx.take_scratch();
+    if scratch.len() * 8 < 1001 || !ctx.take_scratch().is_empty() {
+        return Err(Error::new(ErrorCode::MemoryAllocationFailed, "scratch", 0));
+    }
+    // Written whole: it is the caller's state buffer, not someone else's.
+    scratch.fill(0x5a5a_5a5a_5a5a_5a5a);
+    scaled_softsign(ctx)
+}
+
+const WITH_SCRATCH: Kernel = op!(
+    "etch_demo::scaled_softsign.out(Tensor x, float s, *, Tensor(a!) out) -> Tensor(a!)",
+    softsign_with_scratch,
+    scratch = 1001,
+);
+
+#[test]
+fn declared_scratch_is_in_the_method_state_and_given_to_the_kernel() {
+    let mut plain = registry();
+    plain.register(SCALED_SOFTSIGN).unwrap();
+    let mut with = registry();
+    with.register(WITH_SCRATCH).unwrap();
+    let file = Aligned::read(&custom_dir().join("custom_softsign.pte"));
+    let program = Program::from_bytes(file.bytes(), Verification::InternalConsistency).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let base = meta.method_state_bytes(plain.kernels()).unwrap();
+    // Rounded up to whole 8-byte words, plus up to 7 bytes to align them.
+    assert_eq!(meta.kernel_scratch_bytes(with.kernels()).unwrap(), 1008);
+    assert_eq!(
+        meta.method_state_bytes(with.kernels()).unwrap(),
+        base + 1015
+    );
+    let want = npy_data(&custom_dir().join("custom_softsign.output0.npy"));
+    assert_eq!(run(with.kernels()), Ok(want));
+
+    // Exactly enough state at every misalignment loads and runs; one byte
+    // less fails with shortfall 1.
+    let need = base + 1015;
+    for skew in 0..8 {
+        let mut arena = Aligned::new(64 * 1024);
+        let mut planned: Vec<&mut [u8]> = vec![arena.bytes_mut()];
+        let mut buf = vec![0u8; need + skew];
+        let state = &mut buf[skew..];
+        let mut m = Method::load(&meta, state, &mut planned, with.kernels(), &[]).unwrap();
+        let input = npy_data(&custom_dir().join("custom_softsign.input0.npy"));
+        m.set_input_bytes(0, &input).unwrap();
+        m.execute().unwrap();
+    }
+    let mut arena = Aligned::new(64 * 1024);
+    let mut planned: Vec<&mut [u8]> = vec![arena.bytes_mut()];
+    let mut short = vec![0u8; need - 1];
+    let e = Method::load(&meta, &mut short, &mut planned, with.kernels(), &[])
+        .err()
+        .unwrap();
+    assert_eq!((e.code, e.at), (ErrorCode::MemoryAllocationFailed, 1));
+}

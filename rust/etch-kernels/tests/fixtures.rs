@@ -90,7 +90,7 @@ fn every_fixture_is_bit_exact() {
         let file = Aligned::read(&fixture_dir().join(format!("{name}.pte")));
         let program = Program::from_bytes(file.bytes(), Verification::InternalConsistency).unwrap();
         let meta = program.method_meta("forward").unwrap();
-        let mut state = vec![0u8; meta.method_state_bytes().unwrap()];
+        let mut state = vec![0u8; meta.method_state_bytes(etch_kernels::KERNELS).unwrap()];
         let mut bufs = planned(&meta);
         let mut slices: Vec<&mut [u8]> = bufs.iter_mut().map(|b| b.bytes_mut()).collect();
         let mut method = Method::load(&meta, &mut state, &mut slices, etch_kernels::KERNELS, &[])
@@ -145,7 +145,7 @@ fn state_bytes_are_exact_and_short_buffers_fail_with_the_shortfall() {
         let file = Aligned::read(&fixture_dir().join(format!("{name}.pte")));
         let program = Program::from_bytes(file.bytes(), Verification::InternalConsistency).unwrap();
         let meta = program.method_meta("forward").unwrap();
-        let need = meta.method_state_bytes().unwrap();
+        let need = meta.method_state_bytes(etch_kernels::KERNELS).unwrap();
 
         // Exactly enough state loads; one byte less fails with shortfall 1.
         let mut bufs = planned(&meta);
@@ -218,7 +218,7 @@ fn missing_kernels_are_all_named_at_load() {
     );
     let mut bufs = planned(&meta);
     let mut slices: Vec<&mut [u8]> = bufs.iter_mut().map(|b| b.bytes_mut()).collect();
-    let mut state = vec![0u8; meta.method_state_bytes().unwrap()];
+    let mut state = vec![0u8; meta.method_state_bytes(etch_kernels::KERNELS).unwrap()];
     let e = Method::load(&meta, &mut state, &mut slices, &kernels, &[])
         .err()
         .unwrap();
@@ -251,7 +251,7 @@ fn a_kernel_whose_schema_differs_is_rejected_at_load() {
     ];
     let mut bufs = planned(&meta);
     let mut slices: Vec<&mut [u8]> = bufs.iter_mut().map(|b| b.bytes_mut()).collect();
-    let mut state = vec![0u8; meta.method_state_bytes().unwrap()];
+    let mut state = vec![0u8; meta.method_state_bytes(etch_kernels::KERNELS).unwrap()];
     let e = Method::load(&meta, &mut state, &mut slices, &kernels, &[])
         .err()
         .unwrap();
@@ -308,7 +308,7 @@ fn delegates_are_initialised_and_called_or_reported_missing() {
     let program = Program::from_bytes(file.bytes(), Verification::InternalConsistency).unwrap();
     let meta = program.method_meta("forward").unwrap();
     let mut bufs = planned(&meta);
-    let mut state = vec![0u8; meta.method_state_bytes().unwrap()];
+    let mut state = vec![0u8; meta.method_state_bytes(etch_kernels::KERNELS).unwrap()];
     {
         let mut slices: Vec<&mut [u8]> = bufs.iter_mut().map(|b| b.bytes_mut()).collect();
         let e = Method::load(&meta, &mut state, &mut slices, etch_kernels::KERNELS, &[])

@@ -72,6 +72,9 @@ pub struct KernelContext<'c, 'a> {
     pub(crate) args: Vector<'a, i32>,
     pub(crate) memory: &'c mut dyn Arenas,
     pub(crate) overrides: OverridesMut<'c>,
+    /// The method's kernel scratch (`Kernel::scratch` bytes at least, as
+    /// 8-byte words), until a kernel takes it.
+    pub(crate) scratch: &'c mut [u64],
     /// Index of the running kernel in the slice given to `Method::load`
     /// (`usize::MAX` for a delegate call).
     pub(crate) kernel: usize,
@@ -87,6 +90,15 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     /// registered kernels (the C API's kernels share one).
     pub fn kernel_index(&self) -> Option<usize> {
         (self.kernel != usize::MAX).then_some(self.kernel)
+    }
+
+    /// The method's kernel scratch: at least the running kernel's declared
+    /// `Kernel::scratch` bytes, as 8-byte words (contents left from earlier
+    /// calls; cast with `bytemuck`). Taken once per call (a second take gets
+    /// an empty slice), so it can be held alongside the views of
+    /// [`KernelContext::io`].
+    pub fn take_scratch(&mut self) -> &'c mut [u64] {
+        core::mem::take(&mut self.scratch)
     }
 
     /// Number of arguments.
@@ -345,11 +357,12 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         inputs: [Option<usize>; N],
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
-        let mut in_views: [Option<TensorView<'_>>; N] = [None; N];
-        let mut out_views: [TensorViewMut<'_>; M] =
-            core::array::from_fn(|_| TensorViewMut::empty());
-        self.io_slices(&inputs, &outputs, &mut in_views, &mut out_views)?;
-        Ok((in_views, out_views))
+        // Filled in place and returned as is (one copy of the views on
+        // the stack, not two: each view is about 100 bytes).
+        let mut views: ([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M]) =
+            ([None; N], core::array::from_fn(|_| TensorViewMut::empty()));
+        self.io_slices(&inputs, &outputs, &mut views.0, &mut views.1)?;
+        Ok(views)
     }
 
     // The work of `io_values` over slices: one copy in flash for every

@@ -10,7 +10,7 @@
 //!             └─ output(i)                    typed view into the planned output
 //! ```
 //!
-//! Memory: the caller owns every byte. `MethodMeta::method_state_bytes()` is the
+//! Memory: the caller owns every byte. `MethodMeta::method_state_bytes(kernels)` is the
 //! exact size of the `state` buffer `Method::load` takes (per-instruction kernel
 //! indices, delegate handles, runtime-written values, input flags): tensor
 //! metadata, argument lists and constants are read in place from the program,

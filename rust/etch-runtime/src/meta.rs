@@ -96,9 +96,19 @@ impl<'a> MethodMeta<'a> {
         })
     }
 
-    /// Exact bytes of the `state` buffer `Method::load` takes.
-    pub fn method_state_bytes(&self) -> Result<usize> {
-        Ok(Layout::of(&self.plan)?.bytes())
+    /// Exact bytes of the `state` buffer `Method::load` takes with `kernels`
+    /// (the largest `Kernel::scratch` of the operators the method calls is
+    /// part of it).
+    pub fn method_state_bytes(&self, kernels: &[Kernel]) -> Result<usize> {
+        let mut layout = Layout::of(&self.plan)?;
+        layout.scratch = self.kernel_scratch_bytes(kernels)?;
+        Ok(layout.bytes())
+    }
+
+    /// The kernel scratch inside [`MethodMeta::method_state_bytes`]: the
+    /// largest `Kernel::scratch` of the operators the method calls, in bytes.
+    pub fn kernel_scratch_bytes(&self, kernels: &[Kernel]) -> Result<usize> {
+        Ok(self.scan_operators(kernels)?.1)
     }
 
     /// Number of instructions over all chains.
@@ -152,16 +162,27 @@ impl<'a> MethodMeta<'a> {
     /// (what [`MethodMeta::for_each_missing_operator`] returns), on the raw
     /// name bytes: no UTF-8 validation in firmware.
     pub fn count_missing_operators(&self, kernels: &[Kernel]) -> Result<usize> {
-        let mut missing = 0;
+        Ok(self.scan_operators(kernels)?.0)
+    }
+
+    /// One walk of the operator table on the raw name bytes: how many used
+    /// operators `kernels` lacks, and the largest `Kernel::scratch` (rounded
+    /// up to 8 bytes) of those it has.
+    #[inline(never)]
+    fn scan_operators(&self, kernels: &[Kernel]) -> Result<(usize, usize)> {
+        let (mut missing, mut scratch) = (0, 0);
         for (i, op) in self.plan.operators()?.iter().enumerate() {
             let op = op?;
-            if registry::find_bytes(kernels, op.name_bytes()?, op.overload_bytes()?).is_none()
-                && self.operator_used(i)?
-            {
-                missing += 1;
+            match registry::find_bytes(kernels, op.name_bytes()?, op.overload_bytes()?) {
+                Some(k) => {
+                    let bytes = kernels.get(k).map_or(0, |k| k.scratch as usize);
+                    scratch = scratch.max(bytes.next_multiple_of(8));
+                }
+                None if self.operator_used(i)? => missing += 1,
+                None => {}
             }
         }
-        Ok(missing)
+        Ok((missing, scratch))
     }
 
     /// `(name, overload)` of the operator instruction `index` (numbered across

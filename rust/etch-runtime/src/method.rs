@@ -136,7 +136,7 @@ fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
 impl<'a, 'm> Method<'a, 'm> {
     /// Loads the method described by `meta`.
     ///
-    /// - `state`: at least `meta.method_state_bytes()` bytes;
+    /// - `state`: at least `meta.method_state_bytes(kernels)` bytes;
     /// - `planned`: one buffer per memory id, each at least
     ///   `meta.memory_planned_buffer_size(i)` bytes and 16-byte aligned;
     /// - `kernels`: the selected kernels; every operator the method calls must
@@ -156,7 +156,8 @@ impl<'a, 'm> Method<'a, 'm> {
         let file = meta.file;
         let plan = meta.plan;
         let values = plan.values()?;
-        let layout = Layout::of(&plan)?;
+        let mut layout = Layout::of(&plan)?;
+        layout.scratch = meta.kernel_scratch_bytes(kernels)?;
 
         // Memory first: nothing is written unless everything fits.
         let needed_buffers = meta.num_memory_planned_buffers()?;
@@ -623,12 +624,14 @@ impl<'a, 'm> Method<'a, 'm> {
     }
 
     fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
+        let (overrides, scratch) = self.state.call_parts();
         KernelContext {
             file: &self.file,
             values: self.values,
             args,
             memory: &mut self.planned as &mut dyn Arenas,
-            overrides: self.state.overrides_mut(),
+            overrides,
+            scratch,
             kernel,
         }
     }

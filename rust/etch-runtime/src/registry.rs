@@ -91,6 +91,13 @@ pub struct Kernel {
     /// The schema line `op!` was given, with the `schema-text` feature (host
     /// tools: `etch inspect`, docs/operators.md); empty otherwise.
     pub schema: &'static str,
+    /// Bytes of scratch the kernel uses during one call (its packed weights,
+    /// accumulator rows, ...), declared with `op!(schema, run, scratch = N)`:
+    /// the method state reserves the largest over the kernels a method calls
+    /// (`MethodMeta::method_state_bytes`), and a call gets it, 8-byte
+    /// aligned, from [`KernelContext::take_scratch`]. Keeps kernel buffers
+    /// off the stack.
+    pub scratch: u32,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -162,6 +169,7 @@ impl<const N: usize> Registry<N> {
         args: &[],
         run: unreachable_kernel,
         schema: "",
+        scratch: 0,
     };
 
     /// Copies `kernels` into a registry of capacity `N`; `None` when they do

@@ -411,7 +411,10 @@ pub const fn text(schema: &'static str) -> &'static str {
 /// its run function: see the [module documentation](crate::signature).
 #[macro_export]
 macro_rules! op {
-    ($schema:literal, $run:expr $(,)?) => {{
+    ($schema:literal, $run:expr $(,)?) => {
+        $crate::op!($schema, $run, scratch = 0)
+    };
+    ($schema:literal, $run:expr, scratch = $scratch:expr $(,)?) => {{
         const NAME: [u8; $crate::signature::name_len($schema)] =
             $crate::signature::name_bytes($schema);
         const ARGS: [$crate::ArgKind; $crate::signature::arg_count($schema)] =
@@ -424,6 +427,7 @@ macro_rules! op {
             args: &ARGS,
             run: $run,
             schema: $crate::signature::text($schema),
+            scratch: $scratch,
         }
     }};
 }

@@ -7,6 +7,8 @@
 //! [(u32, u64); overrides]  values written at run time: value index, payload
 //!                          (scalar bits, or the source value of a tensor alias)
 //! [u8; ceil(inputs / 8)]   which inputs were set
+//! [u8; scratch + 7]        kernel scratch: the largest `Kernel::scratch` of
+//!                          the kernels the method calls, 8-byte aligned inside
 //! ```
 //! Everything else a method needs (values, tensor metadata, argument lists,
 //! constants) is read in place from the program. All fields are stored
@@ -31,6 +33,8 @@ pub(crate) struct Layout {
     pub delegates: usize,
     pub overrides: usize,
     pub inputs: usize,
+    /// Bytes of kernel scratch (`MethodMeta::kernel_scratch_bytes`).
+    pub scratch: usize,
 }
 
 /// Whether kernel calls to `name` make their output an alias of their input.
@@ -105,6 +109,7 @@ impl Layout {
             delegates: plan.delegates()?.len(),
             overrides,
             inputs: plan.inputs()?.len(),
+            scratch: 0,
         })
     }
 
@@ -114,6 +119,11 @@ impl Layout {
             + self.delegates * DELEGATE_BYTES
             + self.overrides * OVERRIDE_BYTES
             + self.inputs.div_ceil(8)
+            + if self.scratch > 0 {
+                self.scratch + 7
+            } else {
+                0
+            }
     }
 }
 
@@ -123,6 +133,8 @@ pub(crate) struct State<'m> {
     delegates: &'m mut [u8],
     overrides: &'m mut [u8],
     inputs_set: &'m mut [u8],
+    /// [`Layout::scratch`] bytes as 8-byte words.
+    scratch: &'m mut [u64],
 }
 
 fn split<'m>(buf: &mut &'m mut [u8], n: usize) -> &'m mut [u8] {
@@ -151,6 +163,9 @@ impl<'m> State<'m> {
         let delegates = split(&mut rest, layout.delegates * DELEGATE_BYTES);
         let overrides = split(&mut rest, layout.overrides * OVERRIDE_BYTES);
         let inputs_set = split(&mut rest, layout.inputs.div_ceil(8));
+        // The caller's buffer has any alignment: skip to the next word.
+        let (_, words, _) = bytemuck::pod_align_to_mut::<u8, u64>(rest);
+        let scratch = words.get_mut(..layout.scratch / 8).unwrap_or(&mut []);
         kernels.fill(0xff);
         delegates.fill(0);
         overrides.fill(0);
@@ -160,6 +175,7 @@ impl<'m> State<'m> {
             delegates,
             overrides,
             inputs_set,
+            scratch,
         })
     }
 
@@ -199,6 +215,11 @@ impl<'m> State<'m> {
 
     pub(crate) fn overrides_mut(&mut self) -> OverridesMut<'_> {
         OverridesMut(self.overrides)
+    }
+
+    /// What a kernel call borrows: the run-time values and the scratch.
+    pub(crate) fn call_parts(&mut self) -> (OverridesMut<'_>, &mut [u64]) {
+        (OverridesMut(self.overrides), self.scratch)
     }
 
     pub(crate) fn input_set(&self, i: usize) -> bool {

@@ -88,7 +88,7 @@ static LOGGER: ZephyrLog = ZephyrLog;
 fn config_value(program: &Program<'_>, name: &str) -> Option<f64> {
     let meta = program.method_meta(name).ok()?;
     let mut state = [0u8; 64];
-    let state = state.get_mut(..meta.method_state_bytes().ok()?)?;
+    let state = state.get_mut(..meta.method_state_bytes(etch_kernels::KERNELS).ok()?)?;
     let mut m = Method::load(&meta, state, &mut [], etch_kernels::KERNELS, &[]).ok()?;
     m.execute().ok()?;
     match m.output(0).ok()? {
@@ -159,11 +159,11 @@ fn listen() -> Result<(), &'static str> {
     let program = Program::from_bytes(&MODEL.0, Verification::InternalConsistency)
         .map_err(|_| "model load")?;
     let meta = program.method_meta("forward").map_err(|_| "method_meta")?;
-    let mut arena = Aligned([0u8; 16_384]);
+    let mut arena = Aligned([0u8; 20_480]);
     let planned_bytes = meta
         .memory_planned_buffer_size(0)
         .map_err(|_| "plan size")?;
-    let state_bytes = meta.method_state_bytes().map_err(|_| "state size")?;
+    let state_bytes = meta.method_state_bytes(etch_kernels::KERNELS).map_err(|_| "state size")?;
     let (planned, rest) = arena
         .0
         .split_at_mut_checked(planned_bytes)

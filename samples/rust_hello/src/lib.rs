@@ -46,7 +46,7 @@ fn run(arena: &mut [u8], state: &mut [u8]) -> Result<(), &'static str> {
     let program =
         Program::from_bytes(&MODEL.0, Verification::InternalConsistency).map_err(|_| "load")?;
     let meta = program.method_meta("forward").map_err(|_| "method_meta")?;
-    let state_bytes = meta.method_state_bytes().map_err(|_| "state size")?;
+    let state_bytes = meta.method_state_bytes(etch_kernels::KERNELS).map_err(|_| "state size")?;
     let planned_bytes = meta
         .memory_planned_buffer_size(0)
         .map_err(|_| "plan size")?;

@@ -21,7 +21,7 @@ pub extern "C" fn probe_state_bytes(data: *const u8, len: usize) -> u32 {
     let Some(bytes) = bytes(data, len) else { return 0x8000_0012 };
     let r = Program::from_bytes(bytes, Verification::InternalConsistency)
         .and_then(|p| p.method_meta("forward"))
-        .and_then(|m| m.method_state_bytes());
+        .and_then(|m| m.method_state_bytes(&[]));
     match r {
         Ok(n) => n as u32,
         Err(e) => 0x8000_0000 | e.code.as_u32(),
@@ -81,7 +81,7 @@ pub extern "C" fn probe_run(data: *const u8, len: usize, input: *const u8, input
     #[repr(C, align(16))]
     struct Arena([u8; 20480]);
     static mut ARENA: Arena = Arena([0; 20480]);
-    static mut STATE: [u8; 64] = [0; 64];
+    static mut STATE: [u8; 4096] = [0; 4096];
     let (Some(bytes), Some(input)) = (bytes(data, len), bytes(input, input_len)) else {
         return 0x8000_0012;
     };

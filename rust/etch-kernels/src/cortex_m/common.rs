@@ -124,3 +124,19 @@ pub(crate) fn lanes(s: &[i8], i: usize, n: usize) -> Result<[i8; 4], KernelError
     }
     Ok(v)
 }
+
+/// Takes `N` values of `T` (integers or arrays of them) from the front of a
+/// kernel's scratch words: what the kernels keep there instead of on the
+/// stack (contents are whatever an earlier call left).
+#[inline(always)]
+pub(crate) fn take<'s, T: bytemuck::Pod, const N: usize>(
+    scratch: &mut &'s mut [u64],
+) -> Result<&'s mut [T; N], crate::error::KernelError> {
+    let words = (N * core::mem::size_of::<T>()).div_ceil(8);
+    let (head, tail) = core::mem::take(scratch)
+        .split_at_mut_checked(words)
+        .ok_or(super::BAD)?;
+    *scratch = tail;
+    let items: &mut [T] = bytemuck::try_cast_slice_mut(head).map_err(|_| super::BAD)?;
+    items.try_into().map_err(|_| super::BAD)
+}

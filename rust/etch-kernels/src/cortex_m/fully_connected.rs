@@ -2,7 +2,7 @@
 //! product on the convolution's building blocks ([`ConvMac::dot_1x2`]), in
 //! both encodings of its constant term.
 
-use super::common::{init, put, row};
+use super::common::{init, put, row, wsum};
 use super::conv::ConvMac;
 use super::requant::Requant;
 use super::{Active, ConvQuant, BAD};
@@ -72,63 +72,29 @@ fn fully_connected_with<M: ConvMac>(
     {
         return Err(BAD);
     }
-    if filter_offset == 0 {
-        return fully_connected::<M>(
-            q,
-            encoding,
-            input,
-            weights,
-            in_features,
-            out_features,
-            mult,
-            shift,
-            output,
-        );
-    }
-    for b in 0..batches {
-        let (Some(row), Some(out_row)) = (
-            input.get(b * in_features..(b + 1) * in_features),
-            output.get_mut(b * out_features..(b + 1) * out_features),
-        ) else {
-            return Err(BAD);
-        };
-        for (oi, o) in out_row.iter_mut().enumerate() {
-            let Some(w_row) = weights.get(oi * in_features..(oi + 1) * in_features) else {
-                return Err(BAD);
-            };
-            let acc = match encoding {
-                FcEncoding::KernelSum(ks) => {
-                    let mut acc = ks.get(oi).copied().unwrap_or(0);
-                    for (&x, &w) in row.iter().zip(w_row) {
-                        acc = acc.wrapping_add(
-                            (x as i32).wrapping_mul((w as i32).wrapping_add(filter_offset)),
-                        );
-                    }
-                    acc
-                }
-                FcEncoding::Bias(bias) => {
-                    let mut acc = bias.and_then(|bv| bv.get(oi).copied()).unwrap_or(0);
-                    for (&x, &w) in row.iter().zip(w_row) {
-                        acc = acc.wrapping_add(
-                            (x as i32)
-                                .wrapping_add(q.input_offset)
-                                .wrapping_mul((w as i32).wrapping_add(filter_offset)),
-                        );
-                    }
-                    acc
-                }
-            };
-            *o = q.finish(acc, mult, shift);
-        }
-    }
-    Ok(())
+    fully_connected::<M>(
+        q,
+        filter_offset,
+        encoding,
+        input,
+        weights,
+        in_features,
+        out_features,
+        mult,
+        shift,
+        output,
+    )
 }
 
 /// `arm_fully_connected_s8` with `filter_offset = 0` (what the exporter
-/// writes: symmetric weights): two outputs per pass.
+/// writes: symmetric weights): two outputs per pass. Any other
+/// `filter_offset` adds `filter_offset·Σ(x + input_offset)` per batch row
+/// (`filter_offset·Σx` with `kernel_sum`): equal modulo 2^32 to summing
+/// `(x + input_offset)·(w + filter_offset)`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fully_connected<M: ConvMac>(
     q: &ConvQuant,
+    filter_offset: i32,
     encoding: FcEncoding<'_>,
     input: &[i8],
     weights: &[i8],
@@ -153,7 +119,20 @@ pub(crate) fn fully_connected<M: ConvMac>(
         );
         let (k0, k1) = (constant(o, w0), constant(o1, w1));
         for b in 0..batches {
-            let [a0, a1] = M::dot_1x2(row(input, b * in_features, in_features)?, w0, w1);
+            let x = row(input, b * in_features, in_features)?;
+            let [a0, a1] = M::dot_1x2(x, w0, w1);
+            let (a0, a1) = if filter_offset == 0 {
+                (a0, a1)
+            } else {
+                let sx = match encoding {
+                    FcEncoding::KernelSum(_) => wsum(x),
+                    FcEncoding::Bias(_) => {
+                        wsum(x).wrapping_add(q.input_offset.wrapping_mul(in_features as i32))
+                    }
+                };
+                let e = filter_offset.wrapping_mul(sx);
+                (a0.wrapping_add(e), a1.wrapping_add(e))
+            };
             put(output, b * out_features + o, q.out(k0.wrapping_add(a0), &r))?;
             if o1 != o {
                 put(
@@ -301,5 +280,63 @@ mod tests {
             &mut [0; 3],
         );
         assert_eq!(e, Err(KernelError::InvalidArgument));
+    }
+
+    /// A non-zero `filter_offset` (the fast loop plus `filter_offset·Σ(x +
+    /// input_offset)` per row) against plain i64 sums of both encodings'
+    /// definitions, on both multiply-accumulate implementations.
+    #[test]
+    fn filter_offset_matches_reference() {
+        let mut r = Rng(0xf0);
+        for _ in 0..CASES {
+            let (batches, inf, outf) = (
+                r.range(1, 3) as usize,
+                r.range(1, 40) as usize,
+                r.range(1, 12) as usize,
+            );
+            let fo = [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32;
+            let q = ConvQuant {
+                input_offset: -(r.range(-128, 127) as i32),
+                output_offset: r.range(-128, 127) as i32,
+                act_min: -128,
+                act_max: 127,
+            };
+            let x = r.i8s(batches * inf);
+            let w = r.i8s(outf * inf);
+            let (mult, shift) = (
+                r.range(1 << 30, i32::MAX as i64) as i32,
+                r.range(-12, 1) as i32,
+            );
+            let k: Vec<i32> = (0..outf).map(|_| r.range(-40_000, 40_000) as i32).collect();
+            for (enc, io) in [
+                (FcEncoding::Bias(Some(&k)), q.input_offset as i64),
+                (FcEncoding::KernelSum(&k), 0),
+            ] {
+                let mut want = vec![0i8; batches * outf];
+                for b in 0..batches {
+                    for o in 0..outf {
+                        let acc: i64 = k[o] as i64
+                            + (0..inf)
+                                .map(|j| {
+                                    (x[b * inf + j] as i64 + io)
+                                        * (w[o * inf + j] as i64 + fo as i64)
+                                })
+                                .sum::<i64>();
+                        want[b * outf + o] = clamp8(
+                            ref_requantize(acc as i32, mult, shift) + q.output_offset as i64,
+                            -128,
+                            127,
+                        );
+                    }
+                }
+                let mut got = vec![0i8; batches * outf];
+                fully_connected_with::<Active>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got)
+                    .unwrap();
+                assert_eq!(got, want, "fo {fo}");
+                fully_connected_with::<Other>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got)
+                    .unwrap();
+                assert_eq!(got, want, "other fo {fo}");
+            }
+        }
     }
 }

@@ -21,8 +21,8 @@ mod requant;
 #[cfg(test)]
 mod testutil;
 
-pub use conv::conv_s8;
-pub use depthwise::depthwise_conv_s8;
+pub use conv::{conv_s8, conv_s8_in, CONV_SCRATCH_BYTES};
+pub use depthwise::{depthwise_conv_s8, depthwise_conv_s8_in, DEPTHWISE_SCRATCH_BYTES};
 pub use fully_connected::{fully_connected_s8, FcEncoding};
 pub use pool::{avg_pool_s8, max_pool_s8};
 

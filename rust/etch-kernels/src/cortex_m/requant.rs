@@ -58,6 +58,36 @@ impl Requant {
         ((p >> 32) as i32) >> self.rm1
     }
 
+    /// The two words it is kept as in kernel scratch ([`Rq`]): `mult` and
+    /// `r − 1` (or the shift, when not fast), then `k`; a negative `k`
+    /// (never a fast one) marks the reference path.
+    #[inline(always)]
+    pub(crate) fn to_words(self) -> Rq {
+        match self.other {
+            None => [
+                self.mult as u32 as u64 | (self.rm1 as u64) << 32,
+                self.k as u64,
+            ],
+            Some(shift) => [
+                self.mult as u32 as u64 | (shift as u32 as u64) << 32,
+                u64::MAX,
+            ],
+        }
+    }
+
+    /// [`Requant::to_words`] back.
+    #[inline(always)]
+    pub(crate) fn from_words(w: &Rq) -> Self {
+        let k = w[1] as i64;
+        let rm1 = (w[0] >> 32) as u32;
+        Requant {
+            mult: w[0] as u32 as i32,
+            rm1,
+            k,
+            other: (k < 0).then_some(rm1 as i32),
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
         if let Some(shift) = self.other {
@@ -69,6 +99,9 @@ impl Requant {
         ((p >> 32) as i32).wrapping_shr(self.rm1)
     }
 }
+
+/// A [`Requant`] as kept in kernel scratch ([`Requant::to_words`]).
+pub(crate) type Rq = [u64; 2];
 
 #[cold]
 #[inline(never)]
@@ -90,25 +123,19 @@ impl ConvQuant {
 /// bodies its constants were spilled (30+ instructions per output, against
 /// about 20 here).
 #[inline(never)]
-pub(crate) fn finish_into(
-    q: &ConvQuant,
-    acc: &[i32],
-    full: &[i32],
-    req: &[Requant],
-    out: &mut [i8],
-) {
+pub(crate) fn finish_into(q: &ConvQuant, acc: &[i32], full: &[i32], req: &[Rq], out: &mut [i8]) {
     let rows = out.iter_mut().zip(acc).zip(full).zip(req);
     if q.act_min == -128 && q.act_max == 127 {
         // The usual case: a constant clamp (one `ssat`).
         for (((d, &a), &f), r) in rows {
-            *d = r
+            *d = Requant::from_words(r)
                 .apply(f.wrapping_add(a))
                 .wrapping_add(q.output_offset)
                 .clamp(-128, 127) as i8;
         }
     } else {
         for (((d, &a), &f), r) in rows {
-            *d = q.out(f.wrapping_add(a), r);
+            *d = q.out(f.wrapping_add(a), &Requant::from_words(r));
         }
     }
 }
@@ -117,18 +144,18 @@ pub(crate) fn finish_into(
 /// `fast` = every channel [`Requant::is_fast`]. Out of line like
 /// [`finish_into`].
 #[inline(never)]
-pub(crate) fn finish_acc(q: &ConvQuant, acc: &[i32], req: &[Requant], fast: bool, out: &mut [i8]) {
+pub(crate) fn finish_acc(q: &ConvQuant, acc: &[i32], req: &[Rq], fast: bool, out: &mut [i8]) {
     let rows = out.iter_mut().zip(acc).zip(req);
     if fast && q.act_min == -128 && q.act_max == 127 {
         for ((d, &a), r) in rows {
-            *d = r
+            *d = Requant::from_words(r)
                 .apply_fast(a)
                 .wrapping_add(q.output_offset)
                 .clamp(-128, 127) as i8;
         }
     } else {
         for ((d, &a), r) in rows {
-            *d = q.out(a, r);
+            *d = q.out(a, &Requant::from_words(r));
         }
     }
 }

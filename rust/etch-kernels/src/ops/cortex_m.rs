@@ -6,8 +6,8 @@ use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::arith::{divide_by_power_of_two, requantize};
 use crate::cortex_m::{
-    avg_pool_s8, conv_s8, depthwise_conv_s8, fully_connected_s8, max_pool_s8, ConvQuant,
-    FcEncoding, Nhwc, Window,
+    avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8, ConvQuant,
+    FcEncoding, Nhwc, Window, CONV_SCRATCH_BYTES, DEPTHWISE_SCRATCH_BYTES,
 };
 
 fn bad(what: &'static str) -> Error {
@@ -176,29 +176,16 @@ fn conv_params(
 /// clamp. Weights OHWI, activations NHWC.
 pub const QUANTIZED_CONV2D_OUT: Kernel = op!(
     "cortex_m::quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_conv2d(ctx, Layout::ChannelsLast)
+    |ctx| quantized_conv2d(ctx, Layout::ChannelsLast),
+    scratch = CONV_SCRATCH_BYTES,
 );
 
 /// `quantized_conv2d_nhwc.out`: same arguments, explicit NHWC activations.
 pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = op!(
     "cortex_m::quantized_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc)
+    |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc),
+    scratch = CONV_SCRATCH_BYTES,
 );
-
-// Kept out of line: one symbol per kernel, for size and profile attribution.
-#[inline(never)]
-fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (g, q) = conv_params(ctx, 6, 13, layout)?;
-    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8, 9], [13])?;
-    let (x, w) = (required(x, 0)?, required(w, 1)?);
-    let (mult, shift) = (required(mult, 8)?, required(shift, 9)?);
-    if w.shape.size(0) != g.output.c || w.shape.size(3) != g.input.c {
-        return Err(bad("conv weight shape"));
-    }
-    let bias = bias.map(|b| b.as_i32()).transpose()?;
-    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
-    Ok(conv_s8(&g, &q, x, w, bias, mult, shift, out.as_i8_mut()?)?)
-}
 
 /// `quantized_depthwise_conv2d.out(..., int[] dilation, int depth_multiplier,
 /// int input_offset, ...)` → `arm_depthwise_conv_wrapper_s8`: output channel
@@ -207,39 +194,57 @@ fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<(
 /// conv. Weights `[1, KH, KW, C_out]` (IHWO).
 pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = op!(
     "cortex_m::quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast)
+    |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast),
+    scratch = DEPTHWISE_SCRATCH_BYTES,
 );
 
 /// `quantized_depthwise_conv2d_nhwc.out`: explicit NHWC activations.
 pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = op!(
     "cortex_m::quantized_depthwise_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc)
+    |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc),
+    scratch = DEPTHWISE_SCRATCH_BYTES,
 );
 
-// Kept out of line: one symbol per kernel, for size and profile attribution.
-#[inline(never)]
+fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    quantized_conv(ctx, layout, false)
+}
+
 fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (g, q) = conv_params(ctx, 7, 14, layout)?;
-    let ch_mult = usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?;
-    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [14])?;
+    quantized_conv(ctx, layout, true)
+}
+
+/// Both convolutions' adapter (one copy in flash): the depthwise schema has
+/// `depth_multiplier` at 6, so its later arguments sit one further on.
+#[inline(never)]
+fn quantized_conv(ctx: &mut KernelContext<'_, '_>, layout: Layout, depthwise: bool) -> Result<()> {
+    let d = usize::from(depthwise);
+    let (g, q) = conv_params(ctx, 6 + d, 13 + d, layout)?;
+    let ch_mult = if depthwise {
+        usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?
+    } else {
+        0
+    };
+    let scratch = ctx.take_scratch();
+    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8 + d, 9 + d], [13 + d])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
-    let (mult, shift) = (required(mult, 9)?, required(shift, 10)?);
-    if w.shape.size(3) != g.output.c {
-        return Err(bad("depthwise weight shape"));
+    let (mult, shift) = (required(mult, 8 + d)?, required(shift, 9 + d)?);
+    // OHWI for conv, IHWO for depthwise.
+    let weights_fit = if depthwise {
+        w.shape.size(3) == g.output.c
+    } else {
+        w.shape.size(0) == g.output.c && w.shape.size(3) == g.input.c
+    };
+    if !weights_fit {
+        return Err(bad("conv weight shape"));
     }
     let bias = bias.map(|b| b.as_i32()).transpose()?;
     let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
-    Ok(depthwise_conv_s8(
-        &g,
-        &q,
-        ch_mult,
-        x,
-        w,
-        bias,
-        mult,
-        shift,
-        out.as_i8_mut()?,
-    )?)
+    let out = out.as_i8_mut()?;
+    Ok(if depthwise {
+        depthwise_conv_s8_in(&g, &q, ch_mult, x, w, bias, mult, shift, out, scratch)
+    } else {
+        conv_s8_in(&g, &q, x, w, bias, mult, shift, out, scratch)
+    }?)
 }
 
 /// `pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *,

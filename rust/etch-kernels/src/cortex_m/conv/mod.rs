@@ -10,7 +10,7 @@
 //! (per-channel weight sums computed once per call; border pixels, where
 //! some taps fall into the padding, sum only their in-bounds weights).
 
-use super::common::{init, put, row, taps, wsum, ConvOperands};
+use super::common::{init, put, row, take, taps, wsum, ConvOperands};
 use super::dsp::{sxtb16, sxtb16_ror8, word};
 use super::requant::{finish_acc, Requant};
 use super::{Active, ConvQuant, Window, BAD};
@@ -23,7 +23,8 @@ mod tests;
 
 /// `arm_convolve_s8` (all of CMSIS-NN's conv paths compute the same sums):
 /// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over
-/// in-bounds taps, per-channel requantize. Weights OHWI.
+/// in-bounds taps, per-channel requantize. Weights OHWI. Its scratch on the
+/// stack: [`conv_s8_in`] takes it from the caller.
 #[allow(clippy::too_many_arguments)]
 pub fn conv_s8(
     g: &Window,
@@ -35,7 +36,29 @@ pub fn conv_s8(
     shift: &[i32],
     output: &mut [i8],
 ) -> KernelResult {
-    conv_with::<Active>(g, q, input, filter, bias, mult, shift, output)
+    let mut scratch = [0u64; CONV_SCRATCH_WORDS];
+    conv_with::<Active>(g, q, input, filter, bias, mult, shift, output, &mut scratch)
+}
+
+/// Bytes of scratch [`conv_s8_in`] needs (the `quantized_conv2d` kernels
+/// declare it: the method state holds it, not the stack).
+pub const CONV_SCRATCH_BYTES: u32 = 8 * CONV_SCRATCH_WORDS as u32;
+
+/// [`conv_s8`] with caller-owned scratch of at least [`CONV_SCRATCH_BYTES`]
+/// (less is `InvalidArgument`).
+#[allow(clippy::too_many_arguments)]
+pub fn conv_s8_in(
+    g: &Window,
+    q: &ConvQuant,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> KernelResult {
+    conv_with::<Active>(g, q, input, filter, bias, mult, shift, output, scratch)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -48,6 +71,7 @@ pub(crate) fn conv_with<M: ConvMac>(
     mult: &[i32],
     shift: &[i32],
     output: &mut [i8],
+    scratch: &mut [u64],
 ) -> KernelResult {
     let (i, o) = (g.input, g.output);
     let (kh, kw) = g.kernel;
@@ -71,7 +95,7 @@ pub(crate) fn conv_with<M: ConvMac>(
     let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
     if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
         if M::PACKED_POINTWISE {
-            pointwise_packed::<M>(&ops, output)
+            pointwise_packed::<M>(&ops, output, scratch)
         } else {
             pointwise::<M>(&ops, output)
         }
@@ -185,9 +209,20 @@ pub(crate) fn pointwise<M: ConvMac>(ops: &ConvOperands<'_>, output: &mut [i8]) -
     Ok(())
 }
 
-/// Most input channels [`pointwise_packed`] packs on the stack (2 words each
-/// for four output channels: 1 KiB).
+/// Most input channels [`depthwise_single_gemm`](super::depthwise) gathers
+/// per window.
 pub(crate) const PACK_IC: usize = 128;
+
+/// Most input channels [`pointwise_packed`] packs (2 words each for four
+/// output channels, in scratch: 2 KiB); wider layers take [`conv`].
+const PW_MAX_IC: usize = 256;
+
+/// Pixels per block of [`pointwise_packed`]'s fast path.
+const PB: usize = 32;
+
+/// Scratch words (8 bytes) of the convolution kernels: [`pointwise_packed`]'s
+/// packed weights and block accumulators.
+pub(crate) const CONV_SCRATCH_WORDS: usize = (2 * PW_MAX_IC + 4 * PB) / 2;
 
 /// 1×1 convolution, stride 1, no padding, for [`ConvMac::PACKED_POINTWISE`]
 /// implementations: four output channels per pass with their weights
@@ -197,20 +232,19 @@ pub(crate) const PACK_IC: usize = 128;
 pub(crate) fn pointwise_packed<M: ConvMac>(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
+    mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (cin, cout) = (g.input.c, g.output.c);
-    if cin == 0 || cout == 0 {
-        return pointwise::<M>(ops, output);
-    }
-    if cin > PACK_IC {
-        return pointwise::<M>(ops, output);
+    if cin == 0 || cout == 0 || cin > PW_MAX_IC {
+        return conv::<M>(ops, output);
     }
     let pixels = g.output.n * g.output.h * g.output.w;
     let off = q.input_offset;
     let body = cin - cin % 4;
-    let mut buf = [0u32; 2 * PACK_IC];
+    let buf = take::<u32, { 2 * PW_MAX_IC }>(&mut scratch)?;
+    let accs = take::<[i32; 4], PB>(&mut scratch)?;
     let packed = buf.get_mut(..2 * body).ok_or(BAD)?;
     let mut oc = 0;
     while oc < cout {
@@ -237,8 +271,6 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
             // full-range clamp.
             // Blocks of pixels: accumulate, then requantize the block (two
             // tight loops instead of one loop with everything live).
-            const PB: usize = 32;
-            let mut accs = [[0i32; 4]; PB];
             let rows_in = input.get(..pixels * cin).ok_or(BAD)?;
             let rows_out = output.get_mut(..pixels * cout).ok_or(BAD)?;
             let (step_in, step_out) = (PB.wrapping_mul(cin), PB.wrapping_mul(cout));
@@ -253,15 +285,23 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
                     let Some(d) = o.get_mut(oc..oc + 4) else {
                         return Err(BAD);
                     };
-                    for ((d, &a), r) in d.iter_mut().zip(a).zip(&req4) {
-                        *d = r
-                            .apply_fast(a)
+                    // Unrolled: no lane loop around the requantization.
+                    let f = |a: i32, r: &Requant| {
+                        r.apply_fast(a)
                             .wrapping_add(q.output_offset)
-                            .clamp(-128, 127) as i8;
-                    }
+                            .clamp(-128, 127) as i8
+                    };
+                    let [d0, d1, d2, d3] = d else {
+                        return Err(BAD);
+                    };
+                    *d0 = f(a[0], &req4[0]);
+                    *d1 = f(a[1], &req4[1]);
+                    *d2 = f(a[2], &req4[2]);
+                    *d3 = f(a[3], &req4[3]);
                 }
             }
         } else {
+            let req4 = req4.map(Requant::to_words);
             for p in 0..pixels {
                 let x = row(input, p * cin, cin)?;
                 let mut acc = M::dot_1x4(x, packed, init4);

@@ -5,11 +5,16 @@
 extern crate std;
 use std::{vec, vec::Vec};
 
+use super::super::depthwise::DEPTHWISE_SCRATCH_WORDS;
 use super::super::mac::{Dsp, Scalar};
 use super::super::testutil::*;
 use super::super::Nhwc;
 use super::*;
 use crate::error::KernelError;
+/// Kernel scratch as an earlier call may leave it (never assumed zero).
+fn scratch() -> Vec<u64> {
+    vec![0xa5a5_a5a5_a5a5_a5a5; CONV_SCRATCH_WORDS.max(DEPTHWISE_SCRATCH_WORDS)]
+}
 
 /// The implementation the build does not select: every kernel test runs
 /// both and requires identical outputs.
@@ -31,7 +36,18 @@ fn conv_matches_reference() {
         let mut got = vec![0i8; o.elements().unwrap()];
         conv_s8(&g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got).unwrap();
         let mut other = vec![0i8; got.len()];
-        conv_with::<Other>(&g, &q, &x, &w, Some(&bias), &mult, &shift, &mut other).unwrap();
+        conv_with::<Other>(
+            &g,
+            &q,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut other,
+            &mut scratch(),
+        )
+        .unwrap();
         assert_eq!(got, other, "scalar and dsp conv agree");
         let mut k = 0;
         for b in 0..o.n {
@@ -161,31 +177,60 @@ fn dscnn_shapes_match_reference_on_both_paths() {
             for dsp in [false, true] {
                 let mut got = vec![0i8; o.elements().unwrap()];
                 if dsp {
-                    conv_with::<Dsp>(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got)
+                    conv_with::<Dsp>(
+                        g,
+                        &q,
+                        &x,
+                        &w,
+                        Some(&bias),
+                        &mult,
+                        &shift,
+                        &mut got,
+                        &mut scratch(),
+                    )
                 } else {
-                    conv_with::<Scalar>(g, &q, &x, &w, Some(&bias), &mult, &shift, &mut got)
+                    conv_with::<Scalar>(
+                        g,
+                        &q,
+                        &x,
+                        &w,
+                        Some(&bias),
+                        &mult,
+                        &shift,
+                        &mut got,
+                        &mut scratch(),
+                    )
                 }
                 .unwrap();
                 assert_eq!(got, want, "{g:?} zp {zp_in} dsp {dsp}");
             }
-            type K = fn(&ConvOperands<'_>, &mut [i8]) -> KernelResult;
+            type K = fn(&ConvOperands<'_>, &mut [i8], &mut [u64]) -> KernelResult;
             let paths: Vec<K> = if g.kernel == (1, 1) {
                 vec![
-                    pointwise::<Scalar>,
-                    pointwise::<Dsp>,
+                    |o, d, _| pointwise::<Scalar>(o, d),
+                    |o, d, _| pointwise::<Dsp>(o, d),
                     pointwise_packed::<Scalar>,
                     pointwise_packed::<Dsp>,
-                    conv::<Scalar>,
-                    conv::<Dsp>,
+                    |o, d, _| conv::<Scalar>(o, d),
+                    |o, d, _| conv::<Dsp>(o, d),
                 ]
             } else {
-                vec![conv::<Scalar>, conv::<Dsp>]
+                vec![|o, d, _| conv::<Scalar>(o, d), |o, d, _| conv::<Dsp>(o, d)]
             };
             for (k, f) in paths.iter().enumerate() {
                 let mut got = vec![0i8; o.elements().unwrap()];
                 let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
-                f(&ops, &mut got).unwrap();
+                let mut scratch = scratch();
+                f(&ops, &mut got, &mut scratch).unwrap();
                 assert_eq!(got, want, "{g:?} path {k} zp {zp_in}");
+                // A word short of the declared scratch: an error before any
+                // output is written, or (paths that need less) the same result.
+                let short = CONV_SCRATCH_WORDS.min(DEPTHWISE_SCRATCH_WORDS) - 1;
+                got.fill(0);
+                match f(&ops, &mut got, &mut scratch[..short]) {
+                    Ok(()) => assert_eq!(got, want, "{g:?} path {k} short scratch"),
+                    Err(_) => assert!(got.iter().all(|&v| v == 0), "{g:?} path {k} wrote"),
+                }
             }
         }
     }

@@ -6,9 +6,9 @@
 //! One input channel (DS-CNN's first layer) runs as a matrix product on the
 //! convolution's building blocks ([`ConvMac`]).
 
-use super::common::{at4, four, lanes, put, row, taps, ConvOperands};
+use super::common::{at4, four, lanes, put, row, take, taps, ConvOperands};
 use super::conv::{ConvMac, PACK_IC};
-use super::requant::{finish_acc, finish_into, Requant};
+use super::requant::{finish_acc, finish_into, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
 use crate::error::{KernelError, KernelResult};
 
@@ -31,7 +31,44 @@ pub fn depthwise_conv_s8(
     shift: &[i32],
     output: &mut [i8],
 ) -> KernelResult {
-    depthwise_with::<Active>(g, q, ch_mult, input, filter, bias, mult, shift, output)
+    let mut scratch = [0u64; DEPTHWISE_SCRATCH_WORDS];
+    depthwise_with::<Active>(
+        g,
+        q,
+        ch_mult,
+        input,
+        filter,
+        bias,
+        mult,
+        shift,
+        output,
+        &mut scratch,
+    )
+}
+
+/// Bytes of scratch [`depthwise_conv_s8_in`] needs (the
+/// `quantized_depthwise_conv2d` kernels declare it: the method state holds
+/// it, not the stack).
+pub const DEPTHWISE_SCRATCH_BYTES: u32 = 8 * DEPTHWISE_SCRATCH_WORDS as u32;
+
+/// [`depthwise_conv_s8`] with caller-owned scratch of at least
+/// [`DEPTHWISE_SCRATCH_BYTES`] (less is `InvalidArgument`).
+#[allow(clippy::too_many_arguments)]
+pub fn depthwise_conv_s8_in(
+    g: &Window,
+    q: &ConvQuant,
+    ch_mult: usize,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    mult: &[i32],
+    shift: &[i32],
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> KernelResult {
+    depthwise_with::<Active>(
+        g, q, ch_mult, input, filter, bias, mult, shift, output, scratch,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -45,6 +82,7 @@ pub(crate) fn depthwise_with<M: DepthwiseMac>(
     mult: &[i32],
     shift: &[i32],
     output: &mut [i8],
+    scratch: &mut [u64],
 ) -> KernelResult {
     let (i, o) = (g.input, g.output);
     let (kh, kw) = g.kernel;
@@ -64,7 +102,7 @@ pub(crate) fn depthwise_with<M: DepthwiseMac>(
         return Ok(());
     }
     let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
-    depthwise::<M>(&ops, ch_mult, output)
+    depthwise::<M>(&ops, ch_mult, output, scratch)
 }
 
 /// The multiply-accumulate building blocks of the depthwise loops (plus the
@@ -149,7 +187,7 @@ pub(crate) fn dw_row_bounds(
 }
 
 /// Output channels handled per pass of the depthwise kernels (their weight
-/// sums and requantization parameters live on the stack).
+/// sums and requantization parameters live in the kernel scratch).
 const CHUNK: usize = 64;
 
 /// Per-chunk constants: `bias + offset·Σ_taps w` and decoded requantization.
@@ -164,7 +202,7 @@ fn chunk_consts(
     mult: &[i32],
     shift: &[i32],
     full: &mut [i32; CHUNK],
-    req: &mut [Requant; CHUNK],
+    req: &mut [Rq; CHUNK],
 ) -> KernelResult {
     for j in 0..cn {
         let c = c0 + j;
@@ -181,7 +219,7 @@ fn chunk_consts(
             .and_then(|b| b.get(c).copied())
             .unwrap_or(0)
             .wrapping_add(off.wrapping_mul(s));
-        *r = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
+        *r = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?).to_words();
     }
     Ok(())
 }
@@ -193,30 +231,33 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     ops: &ConvOperands<'_>,
     ch_mult: usize,
     output: &mut [i8],
+    mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
     if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
-        return depthwise_single_gemm::<M>(ops, output);
+        return depthwise_single_gemm::<M>(ops, output, scratch);
     }
     if ch_mult == 1 && (-128..=127).contains(&zp) {
         if M::PACKED_DEPTHWISE && kh * kw <= DW_MAX_TAPS {
-            return depthwise_packed::<M>(ops, output);
+            return depthwise_packed::<M>(ops, output, scratch);
         }
-        return depthwise_mult1::<M>(ops, output);
+        // DSP builds run the rare kernels of more taps in the loop below
+        // (one depthwise body less in flash).
+        if !M::PACKED_POINTWISE {
+            return depthwise_mult1::<M>(ops, output, scratch);
+        }
     }
     let (cin, cout) = (i.c, o.c);
     let off = q.input_offset;
-    let mut full = [0i32; CHUNK];
-    let mut req = [Requant::new(0, 0); CHUNK];
+    let full = take::<i32, CHUNK>(&mut scratch)?;
+    let req = take::<Rq, CHUNK>(&mut scratch)?;
     let mut c0 = 0;
     while c0 < cout {
         let cn = CHUNK.min(cout - c0);
-        chunk_consts(
-            c0, cn, cout, off, filter, bias, mult, shift, &mut full, &mut req,
-        )?;
+        chunk_consts(c0, cn, cout, off, filter, bias, mult, shift, full, req)?;
         for b in 0..o.n {
             for oy in 0..o.h {
                 let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
@@ -262,6 +303,7 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
                             let (Some(&f), Some(r)) = (full.get(j + l), req.get(j + l)) else {
                                 return Err(BAD);
                             };
+                            let r = &Requant::from_words(r);
                             // Border pixels: bias + offset·(in-bounds weights only).
                             let base = if border {
                                 bias.and_then(|b| b.get(c + l).copied())
@@ -293,6 +335,7 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
 pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
+    mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
@@ -307,15 +350,13 @@ pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
         g.dilation.1.wrapping_mul(ch),
         g.dilation.0.wrapping_mul(i.w).wrapping_mul(ch),
     );
-    let mut full = [0i32; CHUNK];
-    let mut req = [Requant::new(0, 0); CHUNK];
-    let mut accs = [0i32; CHUNK];
+    let full = take::<i32, CHUNK>(&mut scratch)?;
+    let req = take::<Rq, CHUNK>(&mut scratch)?;
+    let accs = take::<i32, CHUNK>(&mut scratch)?;
     let mut c0 = 0;
     while c0 < ch {
         let cn = CHUNK.min(ch - c0);
-        chunk_consts(
-            c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
-        )?;
+        chunk_consts(c0, cn, ch, off, filter, bias, mult, shift, full, req)?;
         for b in 0..o.n {
             for oy in 0..o.h {
                 let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
@@ -380,7 +421,7 @@ pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
                         j += 4;
                     }
                     let dst = output.get_mut(out_base..out_base + cn).ok_or(BAD)?;
-                    finish_into(q, &accs, &full, &req, dst);
+                    finish_into(q, accs, full, req, dst);
                 }
             }
         }
@@ -402,13 +443,15 @@ const DW_PACK_WORDS: usize = 288;
 pub(crate) fn depthwise_packed<M: DepthwiseMac>(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
+    mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh * kw;
     if ntaps > DW_MAX_TAPS {
-        return depthwise_mult1::<M>(ops, output);
+        // More taps than the table holds: the dispatch's other loops.
+        return depthwise::<M>(ops, 1, output, scratch);
     }
     let ch = o.c;
     let off = q.input_offset;
@@ -418,18 +461,19 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
     if chunk == 0 {
         return Err(BAD);
     }
-    let mut full = [0i32; CHUNK];
-    let mut req = [Requant::new(0, 0); CHUNK];
-    let mut accs = [0i32; CHUNK];
-    let mut wq = [0u32; DW_PACK_WORDS];
+    let full = take::<i32, CHUNK>(&mut scratch)?;
+    let req = take::<Rq, CHUNK>(&mut scratch)?;
+    let accs = take::<i32, CHUNK>(&mut scratch)?;
+    let wq = take::<u32, DW_PACK_WORDS>(&mut scratch)?;
     let mut c0 = 0;
     while c0 < ch {
         let cn = chunk.min(ch - c0);
-        chunk_consts(
-            c0, cn, ch, off, filter, bias, mult, shift, &mut full, &mut req,
-        )?;
+        chunk_consts(c0, cn, ch, off, filter, bias, mult, shift, full, req)?;
         let blocks = cn / 4;
-        let fast = req.iter().take(cn).all(Requant::is_fast);
+        let fast = req
+            .iter()
+            .take(cn)
+            .all(|r| Requant::from_words(r).is_fast());
         let mut taps = Taps::new(cn);
         for (blk, dst) in wq
             .chunks_exact_mut(2 * ntaps.max(1))
@@ -458,7 +502,7 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
                             taps.push(run)?;
                         }
                     }
-                    M::dw_row(&taps, &wq, &full, &mut accs, blocks)?;
+                    M::dw_row(&taps, wq, full, accs, blocks)?;
                     // Channel tail (C % 4): plain loop.
                     for l in 4 * blocks..cn {
                         let mut a = *full.get(l).ok_or(BAD)?;
@@ -471,7 +515,7 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
                     }
                     let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
                     let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
-                    finish_acc(q, &accs, &req, fast, dst);
+                    finish_acc(q, accs, req, fast, dst);
                 }
             }
         }
@@ -551,6 +595,20 @@ impl<'a> Taps<'a> {
 /// Bytes of gathered input windows [`depthwise_single_gemm`] keeps.
 const PATCH_BYTES: usize = 1024;
 
+/// Scratch words (8 bytes) of the depthwise kernels: the most any variant
+/// takes ([`depthwise_packed`]: per-chunk constants, accumulators and
+/// unpacked weights, 2,688 B; [`depthwise_single_gemm`]: windows, weight
+/// columns and their packed form, 2,560 B).
+pub(crate) const DEPTHWISE_SCRATCH_WORDS: usize = {
+    let packed = (CHUNK + 4 * CHUNK + CHUNK + DW_PACK_WORDS) / 2;
+    let gemm = (PATCH_BYTES / 4 + PACK_IC + 2 * PACK_IC) / 2;
+    if packed > gemm {
+        packed
+    } else {
+        gemm
+    }
+};
+
 /// Depthwise with one input channel as a matrix product, for
 /// [`DepthwiseMac::PACKED_POINTWISE`] implementations: each output pixel's window
 /// (padding taps = the input zero point, whose offset-corrected value is 0;
@@ -561,6 +619,7 @@ const PATCH_BYTES: usize = 1024;
 pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
+    mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
@@ -572,9 +631,13 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
     let zp = off.wrapping_neg() as i8;
     let per_block = (PATCH_BYTES / len.max(1)).max(1);
     let pixels = o.n * o.h * o.w;
-    let mut patches = [0i8; PATCH_BYTES];
-    let mut cols = [[0i8; PACK_IC]; 4];
-    let mut buf = [0u32; 2 * PACK_IC];
+    let patches = take::<i8, PATCH_BYTES>(&mut scratch)?;
+    let cols = take::<[i8; PACK_IC], 4>(&mut scratch)?;
+    let buf = take::<u32, { 2 * PACK_IC }>(&mut scratch)?;
+    // Taps past the last (up to a multiple of four) weigh 0.
+    for c in cols.iter_mut() {
+        c.fill(0);
+    }
     let packed = buf.get_mut(..2 * len).ok_or(BAD)?;
     let mut p0 = 0;
     while p0 < pixels {
@@ -620,7 +683,8 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
             }
             let fast4 = req4.iter().all(Requant::is_fast);
-            let [c0, c1, c2, c3] = &cols;
+            let req4 = req4.map(Requant::to_words);
+            let [c0, c1, c2, c3] = &*cols;
             let (Some(c0), Some(c1), Some(c2), Some(c3)) =
                 (c0.get(..len), c1.get(..len), c2.get(..len), c3.get(..len))
             else {

@@ -5,9 +5,14 @@
 extern crate std;
 use std::{vec, vec::Vec};
 
+use super::super::conv::CONV_SCRATCH_WORDS;
 use super::super::mac::{Dsp, Scalar};
 use super::super::testutil::*;
 use super::*;
+/// Kernel scratch as an earlier call may leave it (never assumed zero).
+fn scratch() -> Vec<u64> {
+    vec![0xa5a5_a5a5_a5a5_a5a5; CONV_SCRATCH_WORDS.max(DEPTHWISE_SCRATCH_WORDS)]
+}
 
 /// The implementation the build does not select: every kernel test runs
 /// both and requires identical outputs.
@@ -52,6 +57,7 @@ fn depthwise_matches_reference() {
             &mult,
             &shift,
             &mut other,
+            &mut scratch(),
         )
         .unwrap();
         assert_eq!(got, other, "scalar and dsp depthwise agree");
@@ -146,14 +152,36 @@ fn dscnn_shapes_match_reference_on_both_paths() {
                 let mut got = vec![0i8; o.elements().unwrap()];
                 let (b, m) = (Some(&bias[..]), *ch_mult);
                 if dsp {
-                    depthwise_with::<Dsp>(g, &q, m, &x, &w, b, &mult, &shift, &mut got)
+                    depthwise_with::<Dsp>(
+                        g,
+                        &q,
+                        m,
+                        &x,
+                        &w,
+                        b,
+                        &mult,
+                        &shift,
+                        &mut got,
+                        &mut scratch(),
+                    )
                 } else {
-                    depthwise_with::<Scalar>(g, &q, m, &x, &w, b, &mult, &shift, &mut got)
+                    depthwise_with::<Scalar>(
+                        g,
+                        &q,
+                        m,
+                        &x,
+                        &w,
+                        b,
+                        &mult,
+                        &shift,
+                        &mut got,
+                        &mut scratch(),
+                    )
                 }
                 .unwrap();
                 assert_eq!(got, want, "{g:?} mult {ch_mult} zp {zp_in} dsp {dsp}");
             }
-            type K = fn(&ConvOperands<'_>, &mut [i8]) -> KernelResult;
+            type K = fn(&ConvOperands<'_>, &mut [i8], &mut [u64]) -> KernelResult;
             let paths: Vec<K> = if *ch_mult == 1 {
                 vec![
                     depthwise_mult1::<Scalar>,
@@ -170,8 +198,17 @@ fn dscnn_shapes_match_reference_on_both_paths() {
             for (k, f) in paths.iter().enumerate() {
                 let mut got = vec![0i8; o.elements().unwrap()];
                 let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
-                f(&ops, &mut got).unwrap();
+                let mut scratch = scratch();
+                f(&ops, &mut got, &mut scratch).unwrap();
                 assert_eq!(got, want, "{g:?} path {k} zp {zp_in}");
+                // A word short of the declared scratch: an error before any
+                // output is written, or (paths that need less) the same result.
+                let short = CONV_SCRATCH_WORDS.min(DEPTHWISE_SCRATCH_WORDS) - 1;
+                got.fill(0);
+                match f(&ops, &mut got, &mut scratch[..short]) {
+                    Ok(()) => assert_eq!(got, want, "{g:?} path {k} short scratch"),
+                    Err(_) => assert!(got.iter().all(|&v| v == 0), "{g:?} path {k} wrote"),
+                }
             }
         }
     }
