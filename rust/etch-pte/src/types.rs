@@ -28,14 +28,22 @@ impl ScalarType {
     /// Bytes per element, or `None` for codes etch does not size (complex,
     /// sub-byte packed and unknown codes).
     pub const fn element_size(self) -> Option<usize> {
-        Some(match self.0 {
-            0 | 1 | 11 | 12 | 13 => 1,
-            2 | 5 | 15 | 22 | 27 => 2,
-            3 | 6 | 14 | 28 => 4,
-            4 | 7 | 29 => 8,
-            23..=26 => 1, // float8 variants
-            _ => return None,
-        })
+        // Bytes per code, 0 = not sized: a byte table (LLVM made the match
+        // a table of words, one per use).
+        const SIZES: [u8; 30] = [
+            1, 1, 2, 4, 8, 2, 4, 8, // BYTE CHAR SHORT INT LONG HALF FLOAT DOUBLE
+            0, 0, 0, // complex
+            1, 1, 1, 4, 2, // BOOL QINT8 QUINT8 QINT32 BFLOAT16
+            0, 0, 0, 0, 0, 0, // sub-byte packed, BITS1x8.. BITS8
+            2, // BITS16
+            1, 1, 1, 1, // float8 variants
+            2, 4, 8, // UINT16 UINT32 UINT64
+        ];
+        let i = self.0 as u8 as usize;
+        if self.0 < 0 || i >= SIZES.len() || SIZES[i] == 0 {
+            return None;
+        }
+        Some(SIZES[i] as usize)
     }
 
     /// ExecuTorch's name (`FLOAT`, `CHAR`, ...), `UNKNOWN` otherwise.
@@ -178,4 +186,26 @@ pub enum TensorDataLocation {
 pub enum DataLocation {
     Inline = 0,
     Segment = 1,
+}
+
+#[cfg(test)]
+mod element_size_tests {
+    use super::ScalarType;
+
+    /// The byte table gives what ExecuTorch's `elementSize` gives for every
+    /// code etch sizes, and `None` for every other byte.
+    #[test]
+    fn element_size_of_every_code() {
+        for code in i8::MIN..=i8::MAX {
+            let want = match code {
+                0 | 1 | 11 | 12 | 13 => Some(1),
+                2 | 5 | 15 | 22 | 27 => Some(2),
+                3 | 6 | 14 | 28 => Some(4),
+                4 | 7 | 29 => Some(8),
+                23..=26 => Some(1), // float8 variants
+                _ => None,
+            };
+            assert_eq!(ScalarType(code).element_size(), want, "code {code}");
+        }
+    }
 }
