@@ -170,7 +170,7 @@ def frontend_section(root):
 # measured value (plus a little headroom for unrelated changes); `target` is
 # the goal (issue 14 for instructions, issue 12 for sizes). A guard is lowered
 # as the measured value falls and becomes the target once the target is met.
-# `bench/run.sh --ci` runs Cortex-M4 alone; full runs check every row here.
+# `bench/run.sh --ci` runs Cortex-M4 and Cortex-M55; full runs check every row here.
 LIMITS = {
     "cortex-m0": [
         ("instructions_per_inference", 27_718_553, 25_000_000,
@@ -187,6 +187,12 @@ LIMITS = {
         ("flash_core_bytes", 22_784, 12_288, "core flash, bench firmware"),
         ("flash_kernels_bytes", 16_384, 16_384, "DS-CNN kernels flash with dsp"),
         ("inference_stack_bytes", 4_096, 2_048, "stack of one inference"),
+    ],
+    "cortex-m55": [
+        # Helium kernels (--features mve): the guard follows the measured
+        # value (4,391,044 with MVE pointwise convolutions).
+        ("instructions_per_inference", 4_435_000, 1_600_000,
+         "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
     ],
 }
 

@@ -5,7 +5,8 @@
 # docs/benchmarks.md. Installs what it needs (Debian packages, rustup targets).
 #   bench/run.sh            Cortex-M0/M3/M4/M7/M33/M55 x the MLPerf Tiny suite,
 #                           and DS-CNN on the x86-64 host (callgrind)
-#   bench/run.sh --ci       Cortex-M4 DS-CNN only; fails unless bit-exact
+#   bench/run.sh --ci       DS-CNN on Cortex-M4 and Cortex-M55 (Helium: --features
+#                           mve) only; fails unless bit-exact and within the guards
 # Every run fails unless each program's output is bit-exact and the guards of
 # bench/report.py hold. ETCH_BENCH_MODEL=name runs one program on every target.
 set -euo pipefail
@@ -58,9 +59,10 @@ targets=("cortex-m0 thumbv6m-none-eabi mps2-an385 cortex-m3 - - mps2 m0"
          "cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp - mps2 m33"
          "cortex-m7 thumbv7em-none-eabihf mps2-an500 cortex-m7 dsp - mps2 m33"
          "cortex-m33 thumbv8m.main-none-eabihf mps2-an505 cortex-m33 dsp - an505 m33"
-         "cortex-m55 thumbv8m.main-none-eabihf mps3-an547 cortex-m55 dsp cortex-m55 an547 m55")
+         "cortex-m55 thumbv8m.main-none-eabihf mps3-an547 cortex-m55 mve cortex-m55 an547 m55")
 if [ "$ci" = "--ci" ]; then
-  targets=("cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp - mps2 m33")
+  targets=("cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp - mps2 m33"
+           "cortex-m55 thumbv8m.main-none-eabihf mps3-an547 cortex-m55 mve cortex-m55 an547 m55")
   suite=("kws:dscnn_cm_{enc}_int8io")
 fi
 # ETCH_BENCH_MODEL=name: that program alone (on every target).

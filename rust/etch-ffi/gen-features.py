@@ -25,7 +25,7 @@ def q(names):
 # features (all-ops, portable-ops, the operator families, ...), re-declared
 # here over etch-ffi's names; the families stay in etch-kernels' order.
 groups = [name for name, members in kernels.items()
-          if name not in ("default", "dsp") and not name.startswith(("dtype-", "op-"))
+          if name not in ("default", "dsp", "mve") and not name.startswith(("dtype-", "op-"))
           and all(m in kernels for m in members)]
 lines = [BEGIN]
 for group in groups:

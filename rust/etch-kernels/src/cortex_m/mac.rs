@@ -1,8 +1,8 @@
 //! The implementations every cortex_m operator module provides its inner
 //! loops for, with identical integer results: [`Scalar`] (plain Rust, with
 //! Thumb-2 `asm!` loops on Armv7-M/Armv8-M Mainline; Cortex-M0/M3 and the
-//! host) and [`Dsp`] (`SXTB16` + `SMLAD`/`SMLAxy`, Armv7E-M and Armv8-M
-//! Mainline; emulated off-target, see [`super::dsp`]). Each operator module
+//! host), [`Dsp`] (`SXTB16` + `SMLAD`/`SMLAxy`, Armv7E-M and Armv8-M
+//! Mainline; emulated off-target, see [`super::dsp`]) and [`Mve`] (Helium). Each operator module
 //! (`conv`, `depthwise`) declares a trait of the building blocks its loop
 //! structures need and implements it for both, in `scalar.rs` and `dsp.rs`.
 //!
@@ -31,3 +31,9 @@ pub(crate) struct Scalar;
 /// `x` and `w` are unpacked alike.
 #[cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
 pub(crate) struct Dsp;
+
+/// Helium (`mve`, Cortex-M55/M85): layer kernels of its own where MVE pays
+/// (pointwise convolution: `VMLADAV` over 16 lanes, vector requantization,
+/// [`super::mve`]), [`Dsp`]'s building blocks elsewhere.
+#[cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
+pub(crate) struct Mve;

@@ -16,6 +16,7 @@ mod conv;
 mod depthwise;
 mod fully_connected;
 mod mac;
+mod mve;
 mod pool;
 mod requant;
 #[cfg(test)]
@@ -26,9 +27,12 @@ pub use depthwise::{depthwise_conv_s8, depthwise_conv_s8_in, DEPTHWISE_SCRATCH_B
 pub use fully_connected::{fully_connected_s8, FcEncoding};
 pub use pool::{avg_pool_s8, max_pool_s8};
 
-/// The multiply-accumulate implementation this build runs: `SXTB16`/`SMLAD`
-/// with the `dsp` feature (Armv7E-M, Armv8-M Mainline), plain Rust otherwise.
-#[cfg(feature = "dsp")]
+/// The multiply-accumulate implementation this build runs: Helium layer
+/// kernels with `mve` (Cortex-M55/M85), `SXTB16`/`SMLAD` with `dsp`
+/// (Armv7E-M, Armv8-M Mainline), plain Rust otherwise.
+#[cfg(feature = "mve")]
+type Active = mac::Mve;
+#[cfg(all(feature = "dsp", not(feature = "mve")))]
 type Active = mac::Dsp;
 #[cfg(not(feature = "dsp"))]
 type Active = mac::Scalar;

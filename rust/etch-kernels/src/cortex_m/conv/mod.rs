@@ -17,6 +17,7 @@ use super::{Active, ConvQuant, Window, BAD};
 use crate::error::KernelResult;
 
 mod dsp;
+mod mve;
 mod scalar;
 #[cfg(test)]
 mod tests;
@@ -94,6 +95,9 @@ pub(crate) fn conv_with<M: ConvMac>(
     }
     let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
     if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
+        if let Some(done) = M::pointwise_layer(&ops, output) {
+            return done;
+        }
         if M::PACKED_POINTWISE {
             pointwise_packed::<M>(&ops, output, scratch)
         } else {
@@ -107,6 +111,13 @@ pub(crate) fn conv_with<M: ConvMac>(
 /// The multiply-accumulate building blocks of the convolution (and fully
 /// connected) loops.
 pub(crate) trait ConvMac {
+    /// A pointwise (1×1, stride 1, unpadded) layer kernel of this
+    /// implementation's own for this call, or `None` for the generic loops
+    /// below (the default).
+    #[inline(always)]
+    fn pointwise_layer(_ops: &ConvOperands<'_>, _output: &mut [i8]) -> Option<KernelResult> {
+        None
+    }
     /// `[Σ x·w0, Σ x·w1]`: one input row against two weight rows.
     fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2];
     /// `[Σ x0·w0, Σ x0·w1, Σ x1·w0, Σ x1·w1]`: two pixels × two channels.

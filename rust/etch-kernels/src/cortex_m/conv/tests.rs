@@ -6,7 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::depthwise::DEPTHWISE_SCRATCH_WORDS;
-use super::super::mac::{Dsp, Scalar};
+use super::super::mac::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::super::Nhwc;
 use super::*;
@@ -282,5 +282,80 @@ fn thumb2_dot_2x2_rows_equivalent_matches_portable() {
         let want = Scalar::dot_2x2(&xs[..n], &xs[n..2 * n], &ws[..n], &ws[n..2 * n]);
         assert_eq!(dot_2x2_rows_as_asm(&xs, &ws, n), want, "n = {n}");
         assert_eq!(Scalar::dot_2x2_rows(&xs, &ws, n), want, "n = {n}");
+    }
+}
+
+/// The Helium pointwise kernel (host: its instructions emulated, see
+/// `cortex_m::mve`) against the reference on the shapes it takes: input
+/// channels in multiples of 16, output channels in multiples of 4, right
+/// shifts 1 to 31, multipliers of either sign, edge zero points; and the
+/// shapes it refuses fall back to the generic loops with the same result.
+#[test]
+fn mve_pointwise_matches_reference() {
+    let mut r = Rng(0x4e55);
+    for case in 0..if cfg!(miri) { 4 } else { 60 } {
+        let cin = 16 * r.range(1, 8) as usize;
+        let cout = 4 * r.range(1, 6) as usize;
+        let g = geometry(
+            (r.range(1, 7) as usize, r.range(1, 6) as usize, cin),
+            cout,
+            (1, 1),
+            (1, 1),
+            (0, 0),
+        );
+        let (i, o) = (g.input, g.output);
+        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
+        let q = ConvQuant {
+            input_offset: -zp_in,
+            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
+            act_min: [-128, -100][r.range(0, 1) as usize],
+            act_max: [127, 90][r.range(0, 1) as usize],
+        };
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(cout * cin);
+        let mult: Vec<i32> = (0..cout)
+            .map(|_| match r.range(0, 3) {
+                0 => r.next() as i32 | 1,
+                _ => r.range(1 << 30, i32::MAX as i64) as i32,
+            })
+            .collect();
+        // Every fifth case one channel the vector loop refuses (shift 0).
+        let shift: Vec<i32> = (0..cout)
+            .map(|c| {
+                if case % 5 == 4 && c == cout / 2 {
+                    0
+                } else {
+                    r.range(-31, -1) as i32
+                }
+            })
+            .collect();
+        let bias: Vec<i32> = (0..cout)
+            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+            .collect();
+        let want = ref_conv(&g, &q, None, &x, &w, &bias, &mult, &shift);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        conv_with::<Mve>(
+            &g,
+            &q,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut got,
+            &mut scratch(),
+        )
+        .unwrap();
+        assert_eq!(got, want, "{g:?} case {case}");
+        let ops = ConvOperands::new(g, q, &x, &w, Some(&bias), &mult, &shift);
+        let mut direct = vec![0x55i8; o.elements().unwrap()];
+        let took = Mve::pointwise_layer(&ops, &mut direct);
+        if case % 5 == 4 {
+            assert!(took.is_none(), "refused channel: generic loops");
+            assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
+        } else {
+            took.expect("the vector loop takes this shape").unwrap();
+            assert_eq!(direct, want, "{g:?} case {case} (vector loop)");
+        }
     }
 }

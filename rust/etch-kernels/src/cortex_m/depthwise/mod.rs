@@ -13,6 +13,7 @@ use super::{Active, ConvQuant, Window, BAD};
 use crate::error::{KernelError, KernelResult};
 
 mod dsp;
+mod mve;
 mod scalar;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,103 @@
+//! [`ConvMac`] for Helium: the pointwise layer as MVE matrix products
+//! ([`gemm_x4`]: 16-lane `VMLADAVA.S8`, CMSIS-NN's kernel sums and vector
+//! requantization), [`Dsp`]'s building blocks for everything else.
+#![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
+
+use super::super::common::{row, wsum, ConvOperands};
+use super::super::mac::{Dsp, Mve};
+use super::super::mve::{gemm_x4, GroupConsts};
+use super::super::BAD;
+use super::{ConvMac, PACK_IC};
+use crate::error::KernelResult;
+
+impl ConvMac for Mve {
+    const PACKED_POINTWISE: bool = true;
+
+    #[inline(always)]
+    fn pointwise_layer(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+        pointwise(ops, output)
+    }
+
+    #[inline(always)]
+    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
+        Dsp::dot_1x2(x, w0, w1)
+    }
+
+    #[inline(always)]
+    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4] {
+        Dsp::dot_2x2(x0, x1, w0, w1)
+    }
+
+    #[inline(always)]
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
+        Dsp::dot_1x4(x, packed, init)
+    }
+}
+
+/// The per-group constants of output channels `oc..oc + 4` (weight rows
+/// `rows`), or `None` when one channel's requantization is outside what the
+/// vector loop reproduces ([`GroupConsts::neg_right`]).
+pub(crate) fn group_consts(
+    ops: &ConvOperands<'_>,
+    oc: usize,
+    rows: [&[i8]; 4],
+) -> Option<Result<GroupConsts, crate::error::KernelError>> {
+    let q = &ops.q;
+    let mut c = GroupConsts {
+        out_offset: [q.output_offset; 4],
+        act_min: [q.act_min; 4],
+        act_max: [q.act_max; 4],
+        ..GroupConsts::default()
+    };
+    for (l, r) in rows.iter().enumerate() {
+        let (Some(&m), Some(&s)) = (ops.mult.get(oc + l), ops.shift.get(oc + l)) else {
+            return Some(Err(BAD));
+        };
+        c.neg_right[l] = GroupConsts::neg_right(m, s)?;
+        c.mult[l] = m;
+        let b = ops.bias.and_then(|b| b.get(oc + l).copied()).unwrap_or(0);
+        c.kernel_sum[l] = b.wrapping_add(q.input_offset.wrapping_mul(wsum(r)));
+    }
+    Some(Ok(c))
+}
+
+/// 1×1 convolution as `pixels × cin` by `cin × cout`: four output channels
+/// per pass with their weight rows interleaved in chunks of 16 (one stack
+/// buffer), every pixel against them in one [`gemm_x4`] loop. `None` (the
+/// generic loops run) unless `cin` is a multiple of 16 up to [`PACK_IC`],
+/// `cout` a multiple of 4 and every channel's requantization admitted.
+fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+    let (g, filter) = (&ops.g, ops.filter);
+    let (cin, cout) = (g.input.c, g.output.c);
+    let pixels = g.output.n * g.output.h * g.output.w;
+    if cin == 0 || cin % 16 != 0 || cin > PACK_IC || cout % 4 != 0 || pixels == 0 {
+        return None;
+    }
+    // Admitted first, so that a refused channel leaves the output untouched.
+    for oc in 0..cout {
+        let (m, s) = (*ops.mult.get(oc)?, *ops.shift.get(oc)?);
+        GroupConsts::neg_right(m, s)?;
+    }
+    let input = ops.input.get(..pixels * cin)?;
+    let mut buf = [0i8; 4 * PACK_IC];
+    Some((|| {
+        let packed = buf.get_mut(..4 * cin).ok_or(BAD)?;
+        for oc in (0..cout).step_by(4) {
+            let rows = [
+                row(filter, oc * cin, cin)?,
+                row(filter, (oc + 1) * cin, cin)?,
+                row(filter, (oc + 2) * cin, cin)?,
+                row(filter, (oc + 3) * cin, cin)?,
+            ];
+            for (j, chunk) in packed.chunks_exact_mut(64).enumerate() {
+                for (l, dst) in chunk.chunks_exact_mut(16).enumerate() {
+                    dst.copy_from_slice(rows[l].get(16 * j..16 * j + 16).ok_or(BAD)?);
+                }
+            }
+            let c = group_consts(ops, oc, rows).ok_or(BAD)??;
+            let out = output.get_mut(oc..).ok_or(BAD)?;
+            gemm_x4(input, cin / 16, packed, &c, pixels, out, cout)?;
+        }
+        Ok(())
+    })())
+}
