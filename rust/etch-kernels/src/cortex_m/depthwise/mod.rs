@@ -109,6 +109,12 @@ pub(crate) fn depthwise_with<M: DepthwiseMac>(
 /// The multiply-accumulate building blocks of the depthwise loops (plus the
 /// convolution's, for the one-input-channel matrix product).
 pub(crate) trait DepthwiseMac: ConvMac {
+    /// A one-input-channel layer kernel of this implementation's own for
+    /// this call, or `None` for [`depthwise_single_gemm`] (the default).
+    #[inline(always)]
+    fn single_channel_layer(_ops: &ConvOperands<'_>, _output: &mut [i8]) -> Option<KernelResult> {
+        None
+    }
     /// Whether the depthwise kernel should use [`DepthwiseMac::dw_block`].
     const PACKED_DEPTHWISE: bool;
     /// `[Σ_t run_t[j + l]·w_t[l]]` for lanes `l < 4` over the taps of
@@ -239,6 +245,9 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
     if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
+        if let Some(done) = M::single_channel_layer(ops, output) {
+            return done;
+        }
         return depthwise_single_gemm::<M>(ops, output, scratch);
     }
     if ch_mult == 1 && (-128..=127).contains(&zp) {
@@ -594,7 +603,7 @@ impl<'a> Taps<'a> {
 }
 
 /// Bytes of gathered input windows [`depthwise_single_gemm`] keeps.
-const PATCH_BYTES: usize = 1024;
+pub(crate) const PATCH_BYTES: usize = 1024;
 
 /// Scratch words (8 bytes) of the depthwise kernels: the most any variant
 /// takes ([`depthwise_packed`]: per-chunk constants, accumulators and

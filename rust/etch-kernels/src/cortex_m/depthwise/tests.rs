@@ -6,7 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::conv::CONV_SCRATCH_WORDS;
-use super::super::mac::{Dsp, Scalar};
+use super::super::mac::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::*;
 /// Kernel scratch as an earlier call may leave it (never assumed zero).
@@ -350,6 +350,91 @@ fn depthwise_mult1_pointer_path_matches_reference() {
                         "({oy},{ox},{ch}) dil {dil}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// The Helium one-input-channel kernel (host: its instructions emulated,
+/// see `cortex_m::mve`) against the reference: DS-CNN's first layer and
+/// random windows, output channels in fours, right shifts 1 to 31; a
+/// refused channel falls back to the generic loops with the same result.
+#[test]
+fn mve_single_channel_matches_reference() {
+    let mut r = Rng(0x1c55);
+    let mut shapes = vec![geometry((49, 10, 1), 64, (10, 4), (2, 2), (5, 1))];
+    for _ in 0..if cfg!(miri) { 2 } else { 30 } {
+        let k = (r.range(1, 6) as usize, r.range(1, 6) as usize);
+        let p = (
+            r.range(0, k.0 as i64 - 1) as usize,
+            r.range(0, k.1 as i64 - 1) as usize,
+        );
+        shapes.push(geometry(
+            (
+                r.range(k.0 as i64, 12) as usize,
+                r.range(k.1 as i64, 9) as usize,
+                1,
+            ),
+            4 * r.range(1, 5) as usize,
+            k,
+            (r.range(1, 2) as usize, r.range(1, 2) as usize),
+            p,
+        ));
+    }
+    for (case, g) in shapes.iter().enumerate() {
+        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
+        let q = ConvQuant {
+            input_offset: -zp_in,
+            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
+            act_min: -128,
+            act_max: [127, 100][r.range(0, 1) as usize],
+        };
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(kh * kw * o.c);
+        let mult: Vec<i32> = (0..o.c)
+            .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+            .collect();
+        let refuse = case % 7 == 6;
+        let shift: Vec<i32> = (0..o.c)
+            .map(|c| {
+                if refuse && c == 1 {
+                    1
+                } else {
+                    r.range(-31, -1) as i32
+                }
+            })
+            .collect();
+        let bias: Vec<i32> = (0..o.c)
+            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+            .collect();
+        let want = ref_conv(g, &q, Some(o.c), &x, &w, &bias, &mult, &shift);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        depthwise_with::<Mve>(
+            g,
+            &q,
+            o.c,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut got,
+            &mut scratch(),
+        )
+        .unwrap();
+        assert_eq!(got, want, "{g:?} case {case}");
+        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+        let mut direct = vec![0x55i8; o.elements().unwrap()];
+        match Mve::single_channel_layer(&ops, &mut direct) {
+            None => {
+                assert!(refuse, "{g:?}: the vector loop takes this shape");
+                assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
+            }
+            Some(res) => {
+                assert!(!refuse);
+                res.unwrap();
+                assert_eq!(direct, want, "{g:?} case {case} (vector loop)");
             }
         }
     }
