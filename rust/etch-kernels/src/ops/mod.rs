@@ -20,6 +20,8 @@ pub(crate) mod dtype;
 mod elementwise;
 pub(crate) mod expf;
 pub(crate) mod fdlibmf;
+#[cfg(test)]
+mod glibc_check;
 mod index;
 pub(crate) mod logf;
 mod norm;
