@@ -3,27 +3,10 @@
 //! upstream) with one argument changed, each ending in the error code the
 //! upstream kernel gives, never a panic.
 
-use std::path::Path;
-
 use etch_runtime::{ErrorCode, Method, Output, Program, Verification};
 
-struct Aligned(Vec<u128>, usize);
-impl Aligned {
-    fn new(len: usize) -> Self {
-        Aligned(vec![0; len.div_ceil(16) + 1], len)
-    }
-    fn bytes(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.0)[..self.1]
-    }
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut(&mut self.0)[..self.1]
-    }
-}
-
-fn program(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/ops/{name}.pte"));
-    std::fs::read(path).unwrap()
-}
+mod support;
+use support::{program, Aligned};
 
 /// `file` with the one occurrence of `from` replaced by `to`.
 fn patched(mut file: Vec<u8>, from: &[u8], to: &[u8]) -> Vec<u8> {

@@ -5,52 +5,12 @@
 //! and asserts the exact outcome: `InvalidArgument` from `execute`, as
 //! ExecuTorch's `ET_KERNEL_CHECK`s give, never a panic.
 
-use std::path::Path;
-
 use etch_pte::schema::{InstructionArgs, Value};
 use etch_pte::PteFile;
-use etch_runtime::{ErrorCode, Method, Program, Verification};
+use etch_runtime::ErrorCode;
 
-struct Aligned(Vec<u128>, usize);
-impl Aligned {
-    fn new(len: usize) -> Self {
-        Aligned(vec![0; len.div_ceil(16) + 1], len)
-    }
-    fn bytes(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.0)[..self.1]
-    }
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut(&mut self.0)[..self.1]
-    }
-}
-
-fn program(name: &str) -> Vec<u8> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops");
-    std::fs::read(dir.join(format!("{name}.pte"))).unwrap()
-}
-
-/// Where the run stopped: `Err((stage, code))`, or `Ok(())` after execute.
-fn run(file: &[u8]) -> Result<(), (&'static str, ErrorCode)> {
-    let mut a = Aligned::new(file.len());
-    a.bytes_mut().copy_from_slice(file);
-    let program = Program::from_bytes(a.bytes(), Verification::InternalConsistency)
-        .map_err(|e| ("program", e.code))?;
-    let meta = program
-        .method_meta("forward")
-        .map_err(|e| ("meta", e.code))?;
-    let mut arena = Aligned::new(256 * 1024);
-    let mut state = vec![0u8; 16 * 1024];
-    let mut planned: Vec<&mut [u8]> = vec![arena.bytes_mut()];
-    let mut method = Method::load(&meta, &mut state, &mut planned, etch_kernels::KERNELS, &[])
-        .map_err(|e| ("load", e.code))?;
-    for i in 0..meta.num_inputs().map_err(|e| ("meta", e.code))? {
-        let n = method.input_meta(i).map(|m| m.nbytes).unwrap_or(0);
-        method
-            .set_input_bytes(i, &vec![0u8; n])
-            .map_err(|e| ("input", e.code))?;
-    }
-    method.execute().map_err(|e| ("execute", e.code))
-}
+mod support;
+use support::{program, run_on_zeros as run};
 
 /// File offset of the i64 payload of the `Int` value at `value` index.
 fn int_payload(file: &[u8], value: usize) -> usize {
