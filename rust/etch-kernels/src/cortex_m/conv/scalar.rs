@@ -1,11 +1,25 @@
-//! [`ConvMac`] in plain Rust, with a Thumb-2 `asm!` loop for
-//! [`ConvMac::dot_2x2_rows`] on Armv7-M/Armv8-M Mainline (`etch_thumb2`).
+//! [`ConvMac`] in plain Rust, with Thumb-2 `asm!` loops on Armv7-M/Armv8-M
+//! Mainline (`etch_thumb2`): [`ConvMac::dot_2x2_rows`], and the packed
+//! pointwise path on weight pairs ([`pack4_pairs`], [`dot_1x4_pairs`]).
 
 use super::super::mac::{mac, Scalar};
 use super::ConvMac;
 
 impl ConvMac for Scalar {
-    const PACKED_POINTWISE: bool = false;
+    /// On Thumb-2, weight pairs and `SMLAL` ([`dot_1x4_pairs`]).
+    const PACKED_POINTWISE: bool = cfg!(etch_thumb2);
+
+    #[cfg(etch_thumb2)]
+    #[inline(always)]
+    fn pack4(w: [&[i8]; 4], out: &mut [u32]) {
+        pack4_pairs(w, out)
+    }
+
+    #[cfg(etch_thumb2)]
+    #[inline(always)]
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
+        dot_1x4_pairs(x, packed, init)
+    }
 
     #[cfg(etch_thumb2)]
     #[inline(always)]
@@ -79,6 +93,7 @@ impl ConvMac for Scalar {
         [a, b, c, d]
     }
 
+    #[cfg(not(etch_thumb2))]
     #[inline(always)]
     fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
         let lane = |w: u32, h: u32| (w >> (16 * h)) as u16 as i16 as i32;
@@ -117,4 +132,132 @@ impl ConvMac for Scalar {
         }
         [a, b, c, d]
     }
+}
+
+/// Weight pairs: two int8 weights `w_a + w_b·2^23` in one word, so that one
+/// `SMLAL` (32×32 → 64-bit multiply-accumulate, Armv7-M) adds `x·w_a` and
+/// `x·w_b` at once: `S = Σ x·w_a + 2^23·Σ x·w_b` exactly in 64 bits. With
+/// `S` started at `2^22`, `2^22 + Σ x·w_a` stays in `[0, 2^23)` while the
+/// run has at most [`PAIR_RUN`] inputs (`|x·w| ≤ 2^14`), so the low 23 bits
+/// give `Σ x·w_a` and `S >> 23` gives `Σ x·w_b`, both exact.
+#[cfg(any(test, etch_thumb2))]
+pub(crate) const PAIR_RUN: usize = 252;
+
+/// Packs four weight rows for [`dot_1x4_pairs`] (the [`ConvMac::pack4`]
+/// contract: whole groups of four, eight words each): per input `k`, words
+/// `2k` = rows 0 and 1, `2k + 1` = rows 2 and 3, as weight pairs.
+#[cfg(any(test, etch_thumb2))]
+#[inline(always)]
+pub(crate) fn pack4_pairs(w: [&[i8]; 4], out: &mut [u32]) {
+    let n = (out.len() / 8) * 4;
+    let [r0, r1, r2, r3] = w.map(|r| r.get(..n.min(r.len())).unwrap_or(&[]));
+    let pair = |a: i8, b: i8| (a as i32).wrapping_add((b as i32) << 23) as u32;
+    let rows = r0.iter().zip(r1).zip(r2).zip(r3);
+    for ((((&a, &b), &c), &d), o) in rows.zip(out.as_chunks_mut::<2>().0) {
+        *o = [pair(a, b), pair(c, d)];
+    }
+}
+
+/// `2^22 + Σ x·w_a + 2^23·Σ x·w_b` back into the two sums (see [`PAIR_RUN`]).
+#[cfg(any(test, etch_thumb2))]
+#[inline(always)]
+fn unpair(s: i64) -> [i32; 2] {
+    [((s as i32) & 0x7f_ffff) - (1 << 22), (s >> 23) as i32]
+}
+
+/// [`ConvMac::dot_1x4`] on [`pack4_pairs`] words: per input one `ldrsb`, one
+/// `ldrd` of both pairs and two `SMLAL` (four multiply-accumulates), in runs
+/// of at most [`PAIR_RUN`] inputs. Same lengths as `dot_1x4`: the whole
+/// groups of four of `x` that `packed` holds.
+#[cfg(any(test, etch_thumb2))]
+#[inline(always)]
+pub(crate) fn dot_1x4_pairs(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
+    let n = (x.len() / 4).min(packed.len() / 8) * 4;
+    let (mut x, mut packed) = (
+        x.get(..n).unwrap_or(&[]),
+        packed.get(..2 * n).unwrap_or(&[]),
+    );
+    let mut a = init;
+    while !x.is_empty() {
+        let run = x.len().min(PAIR_RUN);
+        let (xr, xt) = x.split_at_checked(run).unwrap_or((x, &[]));
+        let (wr, wt) = packed.split_at_checked(2 * run).unwrap_or((packed, &[]));
+        let [s0, s1] = pairs_run(xr, wr);
+        let ([a0, a1], [a2, a3]) = (unpair(s0), unpair(s1));
+        a = [
+            a[0].wrapping_add(a0),
+            a[1].wrapping_add(a1),
+            a[2].wrapping_add(a2),
+            a[3].wrapping_add(a3),
+        ];
+        (x, packed) = (xt, wt);
+    }
+    a
+}
+
+/// One run: `[2^22 + Σ x_k·p_2k, 2^22 + Σ x_k·p_2k+1]` as 64-bit sums, over
+/// `x.len()` inputs (a multiple of four, at most [`PAIR_RUN`]; `p` holds
+/// `2·x.len()` words, as [`dot_1x4_pairs`] guarantees).
+#[cfg(etch_thumb2)]
+#[inline(always)]
+fn pairs_run(x: &[i8], p: &[u32]) -> [i64; 2] {
+    let quads = x.len() / 4;
+    let (mut al, mut ah, mut bl, mut bh) = (1u32 << 22, 0u32, 1u32 << 22, 0u32);
+    if quads > 0 && p.len() >= 2 * x.len() {
+        // SAFETY: `quads` passes of four inputs read `x[0 .. 4·quads]` (one
+        // byte each, post-incremented) and `p[0 .. 8·quads]` (`ldrd` of two
+        // words, post-incremented by 8), inside both slices (`4·quads ≤
+        // x.len()` and `p.len() ≥ 2·x.len()`, checked above). `p` is word
+        // aligned (a `&[u32]`), as `ldrd` needs. Registers only otherwise;
+        // flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldrsb {x}, [{xp}], #1",
+                "ldrd {wa}, {wb}, [{wp}], #8",
+                "smlal {al}, {ah}, {x}, {wa}",
+                "smlal {bl}, {bh}, {x}, {wb}",
+                "ldrsb {x}, [{xp}], #1",
+                "ldrd {wa}, {wb}, [{wp}], #8",
+                "smlal {al}, {ah}, {x}, {wa}",
+                "smlal {bl}, {bh}, {x}, {wb}",
+                "ldrsb {x}, [{xp}], #1",
+                "ldrd {wa}, {wb}, [{wp}], #8",
+                "smlal {al}, {ah}, {x}, {wa}",
+                "smlal {bl}, {bh}, {x}, {wb}",
+                "ldrsb {x}, [{xp}], #1",
+                "ldrd {wa}, {wb}, [{wp}], #8",
+                "smlal {al}, {ah}, {x}, {wa}",
+                "smlal {bl}, {bh}, {x}, {wb}",
+                "subs {m}, {m}, #1",
+                "bne 2b",
+                xp = inout(reg) x.as_ptr() => _,
+                wp = inout(reg) p.as_ptr() => _,
+                m = inout(reg) quads => _,
+                al = inout(reg) al,
+                ah = inout(reg) ah,
+                bl = inout(reg) bl,
+                bh = inout(reg) bh,
+                x = out(reg) _,
+                wa = out(reg) _,
+                wb = out(reg) _,
+                options(nostack, readonly),
+            );
+        }
+    }
+    [
+        ((ah as u64) << 32 | al as u64) as i64,
+        ((bh as u64) << 32 | bl as u64) as i64,
+    ]
+}
+
+/// [`pairs_run`] off target (host tests): the same 64-bit sums.
+#[cfg(all(test, not(etch_thumb2)))]
+fn pairs_run(x: &[i8], p: &[u32]) -> [i64; 2] {
+    let mut s = [1i64 << 22; 2];
+    for (&x, w) in x.iter().zip(p.as_chunks::<2>().0) {
+        s[0] += x as i64 * w[0] as i32 as i64;
+        s[1] += x as i64 * w[1] as i32 as i64;
+    }
+    s
 }

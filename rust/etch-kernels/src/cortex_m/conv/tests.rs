@@ -9,6 +9,7 @@ use super::super::depthwise::DEPTHWISE_SCRATCH_WORDS;
 use super::super::mac::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::super::Nhwc;
+use super::scalar;
 use super::*;
 use crate::error::KernelError;
 /// Kernel scratch as an earlier call may leave it (never assumed zero).
@@ -356,6 +357,37 @@ fn mve_pointwise_matches_reference() {
         } else {
             took.expect("the vector loop takes this shape").unwrap();
             assert_eq!(direct, want, "{g:?} case {case} (vector loop)");
+        }
+    }
+}
+
+/// The Thumb-2 weight-pair path ([`scalar::dot_1x4_pairs`]; host: the same
+/// 64-bit sums in Rust) against plain dot products: random rows, and the
+/// extremes that bound [`scalar::PAIR_RUN`] (every product `(−128)·(−128)`,
+/// or `(−128)·127`, over runs longer than one).
+#[test]
+fn weight_pairs_match_plain_dot_products() {
+    let mut r = XorShift(0x9a1e_5eed);
+    let check = |x: &[i8], rows: [&[i8]; 4], init: [i32; 4]| {
+        let n = x.len() / 4 * 4;
+        let mut packed = vec![0xdead_beefu32; 2 * n];
+        scalar::pack4_pairs(rows, &mut packed);
+        let want = core::array::from_fn(|l| init[l].wrapping_add(naive(&x[..n], &rows[l][..n])));
+        assert_eq!(scalar::dot_1x4_pairs(x, &packed, init), want, "n = {n}");
+    };
+    for k in 0..400 {
+        let n = if k < 20 { k } else { r.below(600) };
+        let x = r.i8s(n);
+        let rows: Vec<Vec<i8>> = (0..4).map(|_| r.i8s(n)).collect();
+        let init = [r.next() as i32, 0, -1, i32::MIN];
+        check(&x, [&rows[0], &rows[1], &rows[2], &rows[3]], init);
+    }
+    for n in [4, 252, 256, 504, 508, 1000] {
+        for (xv, wv) in [(-128i8, -128i8), (-128, 127), (127, -128), (127, 127)] {
+            let (x, w) = (vec![xv; n], vec![wv; n]);
+            let o = vec![-wv.max(-127); n];
+            check(&x, [&w, &o, &w, &w], [0; 4]);
+            check(&x, [&o, &w, &w, &o], [7; 4]);
         }
     }
 }
