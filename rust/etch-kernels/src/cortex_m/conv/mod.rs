@@ -125,6 +125,9 @@ pub(crate) trait ConvMac {
     /// Whether [`ConvMac::dot_1x4`] on packed weights beats [`ConvMac::dot_2x2`]
     /// (true where unpacking weights costs instructions: DSP).
     const PACKED_POINTWISE: bool;
+    /// Words [`ConvMac::pack4`] writes per input (four rows): 2, or 4 for
+    /// sign-extended words (Armv6-M), which then pack half as many inputs.
+    const PACK_WORDS: usize = 2;
     /// Packs four weight rows (whole groups of four values) for
     /// [`ConvMac::dot_1x4`]: per group `g` and row `r`, two words at
     /// `8g + 2r`: values `4g, 4g+2` and `4g+1, 4g+3` as int16 lanes.
@@ -248,15 +251,20 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (cin, cout) = (g.input.c, g.output.c);
-    if cin == 0 || cout == 0 || cin > PW_MAX_IC {
-        return conv::<M>(ops, output);
+    if cin == 0 || cout == 0 || cin * M::PACK_WORDS > 2 * PW_MAX_IC {
+        // Sign-extended words pack fewer inputs: the unpacked loop then.
+        return if M::PACK_WORDS > 2 {
+            pointwise::<M>(ops, output)
+        } else {
+            conv::<M>(ops, output)
+        };
     }
     let pixels = g.output.n * g.output.h * g.output.w;
     let off = q.input_offset;
     let body = cin - cin % 4;
     let buf = take::<u32, { 2 * PW_MAX_IC }>(&mut scratch)?;
     let accs = take::<[i32; 4], PB>(&mut scratch)?;
-    let packed = buf.get_mut(..2 * body).ok_or(BAD)?;
+    let packed = buf.get_mut(..M::PACK_WORDS * body).ok_or(BAD)?;
     let mut oc = 0;
     while oc < cout {
         let n = 4.min(cout - oc);

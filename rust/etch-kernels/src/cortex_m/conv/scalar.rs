@@ -6,8 +6,22 @@ use super::super::mac::{mac, Scalar};
 use super::ConvMac;
 
 impl ConvMac for Scalar {
-    /// On Thumb-2, weight pairs and `SMLAL` ([`dot_1x4_pairs`]).
-    const PACKED_POINTWISE: bool = cfg!(etch_thumb2);
+    /// On Thumb-2, weight pairs and `SMLAL` ([`dot_1x4_pairs`]); on
+    /// Armv6-M, sign-extended weight words and `MULS` ([`dot_1x4_words`]).
+    const PACKED_POINTWISE: bool = cfg!(any(etch_thumb2, etch_v6m));
+    const PACK_WORDS: usize = if cfg!(etch_v6m) { 4 } else { 2 };
+
+    #[cfg(etch_v6m)]
+    #[inline(always)]
+    fn pack4(w: [&[i8]; 4], out: &mut [u32]) {
+        pack4_words(w, out)
+    }
+
+    #[cfg(etch_v6m)]
+    #[inline(always)]
+    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
+        dot_1x4_words(x, packed, init)
+    }
 
     #[cfg(etch_thumb2)]
     #[inline(always)]
@@ -93,7 +107,7 @@ impl ConvMac for Scalar {
         [a, b, c, d]
     }
 
-    #[cfg(not(etch_thumb2))]
+    #[cfg(not(any(etch_thumb2, etch_v6m)))]
     #[inline(always)]
     fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
         let lane = |w: u32, h: u32| (w >> (16 * h)) as u16 as i16 as i32;
@@ -260,4 +274,129 @@ fn pairs_run(x: &[i8], p: &[u32]) -> [i64; 2] {
         s[1] += x as i64 * w[1] as i32 as i64;
     }
     s
+}
+
+/// Packs four weight rows as sign-extended words for [`dot_1x4_words`]
+/// (Armv6-M: `MULS` takes whole registers): per input `k`, words
+/// `4k .. 4k + 4` = rows 0..3. Whole groups of four inputs, sixteen words
+/// each.
+#[cfg(any(test, etch_v6m))]
+#[inline(always)]
+pub(crate) fn pack4_words(w: [&[i8]; 4], out: &mut [u32]) {
+    let n = (out.len() / 16) * 4;
+    let [r0, r1, r2, r3] = w.map(|r| r.get(..n.min(r.len())).unwrap_or(&[]));
+    let rows = r0.iter().zip(r1).zip(r2).zip(r3);
+    for ((((&a, &b), &c), &d), o) in rows.zip(out.as_chunks_mut::<4>().0) {
+        *o = [
+            a as i32 as u32,
+            b as i32 as u32,
+            c as i32 as u32,
+            d as i32 as u32,
+        ];
+    }
+}
+
+/// [`ConvMac::dot_1x4`] on [`pack4_words`] words: per input one `ldrsb`,
+/// one `ldm` of the four weights and four `MULS` + `ADD` (accumulators in
+/// r8–r11). Same lengths as `dot_1x4`: the whole groups of four of `x`
+/// that `packed` holds.
+#[cfg(any(test, etch_v6m))]
+#[inline(always)]
+pub(crate) fn dot_1x4_words(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
+    let n = (x.len() / 4).min(packed.len() / 16) * 4;
+    let (Some(x), Some(w)) = (x.get(..n), packed.get(..4 * n)) else {
+        return init;
+    };
+    let mut acc = init;
+    if n > 0 {
+        words_run(x, w, &mut acc);
+    }
+    acc
+}
+
+/// `acc[l] += Σ_k x[k]·w[4k + l]` over `x.len()` inputs (a positive
+/// multiple of four; `w` holds `4·x.len()` words, as [`dot_1x4_words`]
+/// guarantees).
+#[cfg(etch_v6m)]
+#[inline(always)]
+fn words_run(x: &[i8], w: &[u32], acc: &mut [i32; 4]) {
+    if x.is_empty() || !x.len().is_multiple_of(4) || w.len() < 4 * x.len() {
+        return;
+    }
+    // SAFETY: r0 = one past `x`, r1 = −len counting up to 0, so `ldrsb r3,
+    // [r0, r1]` reads `x[0 .. len]` in order; `ldm r2!` reads the 4·len words
+    // of `w` (checked above; word aligned as a `&[u32]`); the accumulators
+    // are read from and written back to `acc` (16 bytes, word aligned).
+    // r6–r11 are not operands on Armv6-M, so the block saves and restores
+    // them on the stack itself (hence no `nostack`); flags are clobbered.
+    unsafe {
+        core::arch::asm!(
+            "push {{r6, r7}}",
+            "mov r6, r8",
+            "mov r7, r9",
+            "push {{r6, r7}}",
+            "mov r6, r10",
+            "mov r7, r11",
+            "push {{r6, r7}}",
+            "push {{r3}}",
+            "ldm r3!, {{r4, r5, r6, r7}}",
+            "mov r8, r4",
+            "mov r9, r5",
+            "mov r10, r6",
+            "mov r11, r7",
+            "2:",
+            "ldrsb r3, [r0, r1]",
+            "ldm r2!, {{r4, r5, r6, r7}}",
+            "muls r4, r3, r4",
+            "add r8, r4",
+            "muls r5, r3, r5",
+            "add r9, r5",
+            "muls r6, r3, r6",
+            "add r10, r6",
+            "muls r7, r3, r7",
+            "add r11, r7",
+            "adds r1, #1",
+            "ldrsb r3, [r0, r1]",
+            "ldm r2!, {{r4, r5, r6, r7}}",
+            "muls r4, r3, r4",
+            "add r8, r4",
+            "muls r5, r3, r5",
+            "add r9, r5",
+            "muls r6, r3, r6",
+            "add r10, r6",
+            "muls r7, r3, r7",
+            "add r11, r7",
+            "adds r1, #1",
+            "bne 2b",
+            "pop {{r3}}",
+            "mov r4, r8",
+            "mov r5, r9",
+            "mov r6, r10",
+            "mov r7, r11",
+            "stm r3!, {{r4, r5, r6, r7}}",
+            "pop {{r6, r7}}",
+            "mov r10, r6",
+            "mov r11, r7",
+            "pop {{r6, r7}}",
+            "mov r8, r6",
+            "mov r9, r7",
+            "pop {{r6, r7}}",
+            inout("r0") x.as_ptr().wrapping_add(x.len()) => _,
+            inout("r1") x.len().wrapping_neg() => _,
+            inout("r2") w.as_ptr() => _,
+            inout("r3") acc.as_mut_ptr() => _,
+            out("r4") _,
+            out("r5") _,
+        );
+    }
+}
+
+/// [`words_run`] off target (host tests): the same sums.
+#[cfg(all(test, not(etch_v6m)))]
+fn words_run(x: &[i8], w: &[u32], acc: &mut [i32; 4]) {
+    for (&x, w) in x.iter().zip(w.as_chunks::<4>().0) {
+        for (a, &w) in acc.iter_mut().zip(w) {
+            *a = a.wrapping_add(x as i32 * w as i32);
+        }
+    }
 }

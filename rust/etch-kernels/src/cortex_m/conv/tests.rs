@@ -362,7 +362,8 @@ fn mve_pointwise_matches_reference() {
 }
 
 /// The Thumb-2 weight-pair path ([`scalar::dot_1x4_pairs`]; host: the same
-/// 64-bit sums in Rust) against plain dot products: random rows, and the
+/// 64-bit sums in Rust) and the Armv6-M word path
+/// ([`scalar::dot_1x4_words`]) against plain dot products: random rows, and the
 /// extremes that bound [`scalar::PAIR_RUN`] (every product `(−128)·(−128)`,
 /// or `(−128)·127`, over runs longer than one).
 #[test]
@@ -374,6 +375,10 @@ fn weight_pairs_match_plain_dot_products() {
         scalar::pack4_pairs(rows, &mut packed);
         let want = core::array::from_fn(|l| init[l].wrapping_add(naive(&x[..n], &rows[l][..n])));
         assert_eq!(scalar::dot_1x4_pairs(x, &packed, init), want, "n = {n}");
+        // Armv6-M's sign-extended words (twice the room per input).
+        let mut words = vec![0xdead_beefu32; 4 * n];
+        scalar::pack4_words(rows, &mut words);
+        assert_eq!(scalar::dot_1x4_words(x, &words, init), want, "n = {n}");
     };
     for k in 0..400 {
         let n = if k < 20 { k } else { r.below(600) };

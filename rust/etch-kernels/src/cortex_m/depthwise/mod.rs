@@ -244,7 +244,7 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
-    if i.c == 1 && kh * kw <= PACK_IC && (-128..=127).contains(&zp) {
+    if i.c == 1 && kh * kw * M::PACK_WORDS <= 2 * PACK_IC && (-128..=127).contains(&zp) {
         if let Some(done) = M::single_channel_layer(ops, output) {
             return done;
         }
@@ -648,7 +648,7 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
     for c in cols.iter_mut() {
         c.fill(0);
     }
-    let packed = buf.get_mut(..2 * len).ok_or(BAD)?;
+    let packed = buf.get_mut(..M::PACK_WORDS * len).ok_or(BAD)?;
     let mut p0 = 0;
     while p0 < pixels {
         let pn = per_block.min(pixels - p0);
