@@ -190,8 +190,8 @@ LIMITS = {
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured
-        # value (3,968,771 with MVE pointwise and first-layer convolutions).
-        ("instructions_per_inference", 4_009_000, 1_600_000,
+        # value (2,363,904 with the 3x3 depthwise layers on channel planes).
+        ("instructions_per_inference", 2_376_000, 1_600_000,
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
     ],
 }
@@ -428,7 +428,9 @@ def main():
     md += ["", "Command: `bench/run.sh` (about 15 minutes on 2 busy cores after the first build).", ""]
     md += host_section(build, root)
     md += cmsis_section(results)
-    kws_results = [r for r in results if r["suite"] in ("kws", "one")]
+    # DS-CNN rows (a one-program run of another model has no limits here).
+    kws_results = [r for r in results
+                   if r["suite"] == "kws" or (r["suite"] == "one" and r["model"].startswith("dscnn"))]
     md += footprint_section(root, kws_results)
     md += frontend_section(root)
     with open(os.path.join(root, "docs", "benchmarks.md"), "w") as f:

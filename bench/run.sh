@@ -8,7 +8,8 @@
 #   bench/run.sh --ci       DS-CNN on Cortex-M4 and Cortex-M55 (Helium: --features
 #                           mve) only; fails unless bit-exact and within the guards
 # Every run fails unless each program's output is bit-exact and the guards of
-# bench/report.py hold. ETCH_BENCH_MODEL=name runs one program on every target.
+# bench/report.py hold. ETCH_BENCH_MODEL=name runs one program on every target;
+# ETCH_BENCH_TARGETS="cortex-m55" only the named targets.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -67,6 +68,16 @@ if [ "$ci" = "--ci" ]; then
 fi
 # ETCH_BENCH_MODEL=name: that program alone (on every target).
 [ -n "${ETCH_BENCH_MODEL:-}" ] && suite=("one:$ETCH_BENCH_MODEL")
+# ETCH_BENCH_TARGETS="cortex-m55 ...": those targets only (e.g. to check one
+# core's kernels bit-exact on the whole suite without building the others).
+if [ -n "${ETCH_BENCH_TARGETS:-}" ]; then
+  keep=()
+  for t in "${targets[@]}"; do
+    for n in $ETCH_BENCH_TARGETS; do [ "${t%% *}" = "$n" ] && keep+=("$t"); done
+  done
+  [ ${#keep[@]} -gt 0 ] || { echo "FAIL ETCH_BENCH_TARGETS matches no target: $ETCH_BENCH_TARGETS"; exit 1; }
+  targets=("${keep[@]}")
+fi
 
 # Fails unless every instruction of the ELF is Armv6-M: the only 32-bit
 # encodings v6-M has are BL, DMB, DSB, ISB, MRS and MSR, and of the 16-bit
@@ -161,5 +172,8 @@ fi
 
 # --ci checks bit-exactness and the guards only; the committed tables come from full runs.
 out_root=$root
-[ "$ci" = "--ci" ] && { out_root=$build/ci-report; mkdir -p "$out_root/bench" "$out_root/docs"; }
+# So do runs of some targets only (ETCH_BENCH_TARGETS): their tables would be partial.
+if [ "$ci" = "--ci" ] || [ -n "${ETCH_BENCH_TARGETS:-}" ]; then
+  out_root=$build/ci-report; mkdir -p "$out_root/bench" "$out_root/docs"
+fi
 python3 "$here/report.py" "$build" "$out_root" "${runs[@]}"

@@ -11,7 +11,8 @@
  * Use:   qemu-system-arm ... -plugin ./libetch_count.so,markers=0x20000000,n=256,out=counts.txt
  * Output (to `out`): "total N" then "bucket K N" for every non-empty bucket.
  * Optional `pcprof=FILE`: also writes "ADDR COUNT" (hex address) for every
- * executed instruction address in the first 4 MiB, to find hot loops.
+ * executed instruction address in the 4 MiB-aligned window of the first one
+ * executed (0 on MPS2, the ITCM alias 0x10000000 on AN547), to find hot loops.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +34,10 @@ static char out_path[512] = "etch_counts.txt";
 static char pcprof_path[512];
 #define PCPROF_SPAN (4u << 20)
 static uint64_t *pc_counts; /* per halfword address, when pcprof is on */
+/* The PCPROF_SPAN-aligned window holding the first executed instruction
+ * (0 on the MPS2 boards; 0x10000000 on AN547, whose code runs from the
+ * ITCM's secure alias). */
+static uint64_t pc_base = UINT64_MAX;
 
 static void on_insn(unsigned int vcpu, void *udata)
 {
@@ -41,8 +46,11 @@ static void on_insn(unsigned int vcpu, void *udata)
     counts[current]++;
     if (pc_counts) {
         uint64_t pc = (uint64_t)(uintptr_t)udata;
-        if (pc < PCPROF_SPAN) {
-            pc_counts[pc / 2]++;
+        if (pc_base == UINT64_MAX) {
+            pc_base = pc & ~(uint64_t)(PCPROF_SPAN - 1);
+        }
+        if (pc - pc_base < PCPROF_SPAN) {
+            pc_counts[(pc - pc_base) / 2]++;
         }
     }
 }
@@ -89,7 +97,7 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *p)
     if (pc_counts && (f = fopen(pcprof_path, "w"))) {
         for (uint64_t a = 0; a < PCPROF_SPAN / 2; a++) {
             if (pc_counts[a]) {
-                fprintf(f, "%" PRIx64 " %" PRIu64 "\n", a * 2, pc_counts[a]);
+                fprintf(f, "%" PRIx64 " %" PRIu64 "\n", pc_base + a * 2, pc_counts[a]);
             }
         }
         fclose(f);

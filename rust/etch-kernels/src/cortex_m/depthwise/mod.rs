@@ -115,6 +115,16 @@ pub(crate) trait DepthwiseMac: ConvMac {
     fn single_channel_layer(_ops: &ConvOperands<'_>, _output: &mut [i8]) -> Option<KernelResult> {
         None
     }
+    /// A channel-multiplier-1 layer kernel of this implementation's own for
+    /// this call (scratch: the kernel's), or `None` for the loops below.
+    #[inline(always)]
+    fn mult1_layer(
+        _ops: &ConvOperands<'_>,
+        _output: &mut [i8],
+        _scratch: &mut [u64],
+    ) -> Option<KernelResult> {
+        None
+    }
     /// Whether the depthwise kernel should use [`DepthwiseMac::dw_block`].
     const PACKED_DEPTHWISE: bool;
     /// `[Σ_t run_t[j + l]·w_t[l]]` for lanes `l < 4` over the taps of
@@ -251,6 +261,9 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
         return depthwise_single_gemm::<M>(ops, output, scratch);
     }
     if ch_mult == 1 && (-128..=127).contains(&zp) {
+        if let Some(done) = M::mult1_layer(ops, output, scratch) {
+            return done;
+        }
         if M::PACKED_DEPTHWISE && kh * kw <= DW_MAX_TAPS {
             return depthwise_packed::<M>(ops, output, scratch);
         }
