@@ -182,7 +182,7 @@ pub(crate) trait DepthwiseMac: ConvMac {
 /// The bounds both `asm!` versions of [`DepthwiseMac::dw_row`] rely on, checked once
 /// per row: `n ≥ 1` tap runs of at least `4·blocks` bytes, `2n·blocks`
 /// weight words and `4·blocks` accumulators in and out. Returns `n`.
-#[cfg(any(test, etch_thumb2, all(target_arch = "arm", feature = "dsp")))]
+#[cfg(any(test, etch_thumb2, etch_v6m, all(target_arch = "arm", feature = "dsp")))]
 #[inline(always)]
 pub(crate) fn dw_row_bounds(
     taps: &Taps<'_>,

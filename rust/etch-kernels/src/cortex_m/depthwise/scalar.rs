@@ -1,11 +1,12 @@
-//! [`DepthwiseMac`] in plain Rust, with a Thumb-2 `asm!` loop for
-//! [`DepthwiseMac::dw_row`] on Armv7-M/Armv8-M Mainline (`etch_thumb2`).
+//! [`DepthwiseMac`] in plain Rust, with `asm!` loops for
+//! [`DepthwiseMac::dw_row`] on Armv7-M/Armv8-M Mainline (`etch_thumb2`) and
+//! on Armv6-M (`etch_v6m`).
 
 use super::super::mac::{mac, Scalar};
 use super::DepthwiseMac;
-#[cfg(etch_thumb2)]
+#[cfg(any(etch_thumb2, etch_v6m))]
 use super::{dw_row_bounds, Taps};
-#[cfg(etch_thumb2)]
+#[cfg(any(etch_thumb2, etch_v6m))]
 use crate::error::KernelError;
 
 impl DepthwiseMac for Scalar {
@@ -77,6 +78,126 @@ impl DepthwiseMac for Scalar {
         }
         Ok(())
     }
+    /// Armv6-M: every block of the pixel in one `asm!` block (the registers
+    /// it needs beyond r0–r5 are saved once per pixel); per tap one `ldm` of
+    /// the run pointer, one of both weight words, and per channel
+    /// `ldrb`/`sxtb` (no `ldrsb` with an immediate offset), the lane
+    /// (`sxth` or `asrs #16`), `MULS` and `ADD` into r8–r11.
+    #[cfg(etch_v6m)]
+    #[inline(always)]
+    fn dw_row(
+        taps: &Taps<'_>,
+        w: &[u32],
+        init: &[i32],
+        out: &mut [i32],
+        blocks: usize,
+    ) -> Result<(), KernelError> {
+        let n = dw_row_bounds(taps, w, init, out, blocks)?;
+        if blocks == 0 {
+            return Ok(());
+        }
+        let tp = taps.ptrs().as_ptr();
+        // SAFETY: as the Thumb-2 version: block b (b < blocks) reads bytes
+        // 4b..4b+4 of each of the n ≥ 1 runs (each at least `4·blocks`
+        // long), words 2n·b .. 2n·(b+1) of `w` (in order: the weight
+        // pointer runs on from block to block), `init[4b..4b+4]` and writes
+        // `out[4b..4b+4]`, all checked by `dw_row_bounds`; the pointer table
+        // holds n entries (r7 = one past it). `w`, `init` and `out` are word
+        // aligned. r6–r12 are not operands on Armv6-M: saved and restored on
+        // the stack, with a 24-byte frame for the block loop's state (so no
+        // `nostack`); flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "push {{r6, r7}}",
+                "mov r6, r8",
+                "mov r7, r9",
+                "push {{r6, r7}}",
+                "mov r6, r10",
+                "mov r7, r11",
+                "push {{r6, r7}}",
+                "mov r6, r12",
+                "push {{r6}}",
+                "sub sp, #24",
+                "str r0, [sp, #0]",
+                "mov r7, r1",
+                "mov r6, r2",
+                "str r3, [sp, #8]",
+                "str r4, [sp, #12]",
+                "str r5, [sp, #16]",
+                "movs r1, #0",
+                "mov r12, r1",
+                // Per block: accumulators from `init`.
+                "3:",
+                "ldr r0, [sp, #8]",
+                "ldm r0!, {{r1, r2, r3, r4}}",
+                "str r0, [sp, #8]",
+                "mov r8, r1",
+                "mov r9, r2",
+                "mov r10, r3",
+                "mov r11, r4",
+                "ldr r0, [sp, #0]",
+                // Per tap: channels 0 and 2 in word 0, 1 and 3 in word 1.
+                "2:",
+                "ldm r0!, {{r1}}",
+                "add r1, r12",
+                "ldm r6!, {{r3, r4}}",
+                "ldrb r2, [r1, #0]",
+                "sxtb r2, r2",
+                "sxth r5, r3",
+                "muls r5, r2, r5",
+                "add r8, r5",
+                "ldrb r2, [r1, #2]",
+                "sxtb r2, r2",
+                "asrs r5, r3, #16",
+                "muls r5, r2, r5",
+                "add r10, r5",
+                "ldrb r2, [r1, #1]",
+                "sxtb r2, r2",
+                "sxth r5, r4",
+                "muls r5, r2, r5",
+                "add r9, r5",
+                "ldrb r2, [r1, #3]",
+                "sxtb r2, r2",
+                "asrs r5, r4, #16",
+                "muls r5, r2, r5",
+                "add r11, r5",
+                "cmp r0, r7",
+                "bne 2b",
+                // Accumulators to `out`; next block.
+                "ldr r0, [sp, #12]",
+                "mov r1, r8",
+                "mov r2, r9",
+                "mov r3, r10",
+                "mov r4, r11",
+                "stm r0!, {{r1, r2, r3, r4}}",
+                "str r0, [sp, #12]",
+                "movs r1, #4",
+                "add r12, r1",
+                "ldr r1, [sp, #16]",
+                "subs r1, #1",
+                "str r1, [sp, #16]",
+                "bne 3b",
+                "add sp, #24",
+                "pop {{r6}}",
+                "mov r12, r6",
+                "pop {{r6, r7}}",
+                "mov r10, r6",
+                "mov r11, r7",
+                "pop {{r6, r7}}",
+                "mov r8, r6",
+                "mov r9, r7",
+                "pop {{r6, r7}}",
+                inout("r0") tp => _,
+                inout("r1") tp.wrapping_add(n) => _,
+                inout("r2") w.as_ptr() => _,
+                inout("r3") init.as_ptr() => _,
+                inout("r4") out.as_mut_ptr() => _,
+                inout("r5") blocks => _,
+            );
+        }
+        Ok(())
+    }
+
     #[inline(always)]
     fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4] {
         [
