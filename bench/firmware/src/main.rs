@@ -254,7 +254,7 @@ fn run(arena: &mut [u8], state: &mut [u8]) -> bool {
     let mut method = match rt::load(&meta, state, &mut planned) {
         Ok(m) => m,
         Err(e) => {
-            hprintln!("method load error 0x{:x} at {}", e.code.as_u32(), e.at);
+            hprintln!("method load error 0x{:x} at {}", e.code.as_u32(), e.at());
             return false;
         }
     };
@@ -278,7 +278,7 @@ fn run(arena: &mut [u8], state: &mut [u8]) -> bool {
             hprintln!("inference_stack_bytes {}", inference_stack);
         }
         if let Err(e) = r {
-            hprintln!("execute error 0x{:x} at {}", e.code.as_u32(), e.at);
+            hprintln!("execute error 0x{:x} at {}", e.code.as_u32(), e.at());
             return false;
         }
         let same = rt::output_is(&method, EXPECTED);

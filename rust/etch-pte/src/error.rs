@@ -99,21 +99,23 @@ impl ErrorCode {
     }
 }
 
-/// An error: ExecuTorch's code, where, and (with `messages`) what was wrong.
+/// An error: ExecuTorch's code, where (with `at`), and what was wrong (with
+/// `messages`).
 ///
-/// Eight bytes without `messages` (the code and a `u32`), so every `?`
-/// moves two words instead of four.
-/// With `messages` (host builds: the CLI, tests, the C API with `log`) it also
-/// carries a static description; firmware leaves the strings out, and with
-/// them the code that passes them (about 5 KB on Cortex-M). Codes and `at`
-/// are the same either way.
+/// One word with neither feature (firmware built without default features,
+/// as ExecuTorch reports a bare `Error` code with logging off): every
+/// `Result` of a word then comes back in registers on Cortex-M.
+/// With `at` (implied by `messages`; the C API always has it) it also says
+/// where; with `messages` (host builds: the CLI, tests, the C API with `log`)
+/// what, as a static description. Codes are the same either way.
 ///
 /// `at` is a byte offset into the `.pte` file for format errors; other layers
 /// use it for the index named in the description (a value, an instruction, a
-/// byte count).
+/// byte count). Read it with [`Error::at`] (0 without the `at` feature).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Error {
     pub code: ErrorCode,
+    #[cfg(feature = "at")]
     pub at: u32,
     #[cfg(feature = "messages")]
     pub what: &'static str,
@@ -125,8 +127,11 @@ impl Error {
     pub const fn new(code: ErrorCode, what: &'static str, at: u32) -> Self {
         #[cfg(not(feature = "messages"))]
         let _ = what;
+        #[cfg(not(feature = "at"))]
+        let _ = at;
         Error {
             code,
+            #[cfg(feature = "at")]
             at,
             #[cfg(feature = "messages")]
             what,
@@ -141,9 +146,24 @@ impl Error {
         ""
     }
 
-    /// The same error at another place (an instruction index, say).
+    /// Where the error is (see [`Error`]); 0 without the `at` feature.
+    pub const fn at(&self) -> u32 {
+        #[cfg(feature = "at")]
+        return self.at;
+        #[cfg(not(feature = "at"))]
+        0
+    }
+
+    /// The same error at another place (an instruction index, say); the same
+    /// error without the `at` feature.
     pub const fn with_at(self, at: u32) -> Self {
-        Error { at, ..self }
+        #[cfg(feature = "at")]
+        return Error { at, ..self };
+        #[cfg(not(feature = "at"))]
+        {
+            let _ = at;
+            self
+        }
     }
 
     /// An `InvalidProgram` error at a byte offset.
@@ -176,7 +196,7 @@ impl core::fmt::Display for Error {
             self.code.name(),
             self.code.as_u32(),
             self.what(),
-            self.at
+            self.at()
         )
     }
 }

@@ -55,7 +55,7 @@ impl<'a> Program<'a> {
             _ => PteFile::new_unchecked(data),
         };
         let file = file.inspect_err(|_e| {
-            etch_log!(error, "program rejected: {} at {}", _e.what(), _e.at);
+            etch_log!(error, "program rejected: {} at {}", _e.what(), _e.at());
         })?;
         Ok(Program { file })
     }

@@ -2,7 +2,7 @@
 //! buffers, laid out in the caller's byte buffer.
 //!
 //! ```text
-//! [u16; instructions]      kernel index per instruction (0xFFFF: not a kernel call)
+//! [u16; instructions]      kernel index + 1 per instruction (0: not a kernel call)
 //! [u32; delegates]         delegate handle per delegate
 //! [(u32, u64); overrides]  values written at run time: value index, payload
 //!                          (scalar bits, or the source value of a tensor alias)
@@ -166,7 +166,8 @@ impl<'m> State<'m> {
         // The caller's buffer has any alignment: skip to the next word.
         let (_, words, _) = bytemuck::pod_align_to_mut::<u8, u64>(rest);
         let scratch = words.get_mut(..layout.scratch / 8).unwrap_or(&mut []);
-        kernels.fill(0xff);
+        // All zero: one fill routine (a 0xff fill linked `memset` too).
+        kernels.fill(0);
         delegates.fill(0);
         overrides.fill(0);
         inputs_set.fill(0);
@@ -179,18 +180,22 @@ impl<'m> State<'m> {
         })
     }
 
+    /// The kernel index of `instruction`, [`NOT_A_KERNEL`] when none was set
+    /// (stored as index + 1, so a zeroed state means "no kernel").
     pub(crate) fn kernel(&self, instruction: usize) -> u16 {
         let i = instruction * KERNEL_BYTES;
         self.kernels
             .get(i..i + KERNEL_BYTES)
             .and_then(|b| b.try_into().ok())
-            .map_or(NOT_A_KERNEL, u16::from_le_bytes)
+            .map_or(0, u16::from_le_bytes)
+            .wrapping_sub(1)
     }
 
+    /// `kernel` must be below [`NOT_A_KERNEL`].
     pub(crate) fn set_kernel(&mut self, instruction: usize, kernel: u16) {
         let i = instruction * KERNEL_BYTES;
         if let Some(b) = self.kernels.get_mut(i..i + KERNEL_BYTES) {
-            crate::memory::copy_slice(b, &kernel.to_le_bytes());
+            crate::memory::copy_slice(b, &kernel.wrapping_add(1).to_le_bytes());
         }
     }
 
