@@ -340,6 +340,112 @@ mod imp {
             );
         }
     }
+
+    #[inline(always)]
+    pub(super) fn gather_windows(
+        plane: &[i8],
+        base: usize,
+        step: usize,
+        count: usize,
+        offs: &[u8],
+        chunks: usize,
+        dst: &mut [i8],
+    ) {
+        // SAFETY: `gather_windows` checked `count ≥ 1`, every gathered
+        // byte base + k·step + offs[j] (k < count, offs[j] ≤ the maximum
+        // it checked) inside `plane`, and `dst.len() ≥ 16·chunks·count`:
+        // window k writes dst[16·chunks·k .. 16·chunks·(k + 1)]. `offs`
+        // holds 16·chunks bytes (`GatherOffsets::new`). No stack; q0, q1,
+        // lr and flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "1:",
+                "mov {t}, {o}",
+                "wls lr, {chunks}, 3f",
+                "2:",
+                "vldrb.u8 q1, [{t}], #16",
+                "vldrb.u8 q0, [{src}, q1]",
+                "vstrb.8 q0, [{d}], #16",
+                "le lr, 2b",
+                "3:",
+                "add {src}, {src}, {step}",
+                "subs {n}, {n}, #1",
+                "bne 1b",
+                src = inout(reg) plane.as_ptr().add(base) => _,
+                o = in(reg) offs.as_ptr(),
+                t = out(reg) _,
+                chunks = in(reg) chunks,
+                d = inout(reg) dst.as_mut_ptr() => _,
+                step = in(reg) step,
+                n = inout(reg) count => _,
+                out("lr") _,
+                out("d0") _, out("d1") _, out("d2") _, out("d3") _,
+                options(nostack),
+            );
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn pack_col(
+        filter: &[i8],
+        start: usize,
+        cout: usize,
+        ntaps: usize,
+        chunks: usize,
+        dst: &mut [i8],
+    ) -> i32 {
+        let offs: [u16; 8] = core::array::from_fn(|l| (l * cout) as u16);
+        let sum: i32;
+        // SAFETY: `pack_col` checked `1 ≤ ntaps ≤ 16·chunks`, `7·cout <
+        // 2^16` (the gather's offsets), filter[start + (ntaps − 1)·cout]
+        // inside `filter` and `dst.len() ≥ 64·(chunks − 1) + 16`. Half h
+        // (taps 8h ..) gathers filter[start + (8h + n)·cout] only for the
+        // lanes n with 8h + n < ntaps (VCTP; predicated-off lanes read
+        // nothing and load 0) and stores dst[64⌊h/2⌋ + 8(h mod 2) ..] (8
+        // bytes). `offs` is 16 readable bytes. No stack; q0, q7, lr and
+        // flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "vldrh.u16 q7, [{o}]",
+                "movs {sum}, #0",
+                "wls lr, {chunks}, 3f",
+                "2:",
+                "vctp.16 {rem}",
+                "vpst",
+                "vldrbt.s16 q0, [{src}, q7]",
+                "vstrb.16 q0, [r1]",
+                "vaddva.s16 {sum}, q0",
+                "add {src}, {src}, {step}",
+                "subs {rem}, {rem}, #8",
+                "it mi",
+                "movmi {rem}, #0",
+                "vctp.16 {rem}",
+                "vpst",
+                "vldrbt.s16 q0, [{src}, q7]",
+                "vstrb.16 q0, [r1, #8]",
+                "vaddva.s16 {sum}, q0",
+                "add {src}, {src}, {step}",
+                "subs {rem}, {rem}, #8",
+                "it mi",
+                "movmi {rem}, #0",
+                "add r1, r1, #64",
+                "le lr, 2b",
+                "3:",
+                o = in(reg) offs.as_ptr(),
+                sum = out(reg) sum,
+                chunks = in(reg) chunks,
+                rem = inout(reg) ntaps => _,
+                src = inout(reg) filter.as_ptr().add(start) => _,
+                step = in(reg) 8 * cout,
+                // A low register: the narrowing VSTRB.16 encodes Rn in 3 bits.
+                inout("r1") dst.as_mut_ptr() => _,
+                out("lr") _,
+                out("d0") _, out("d1") _, out("d14") _, out("d15") _,
+                options(nostack),
+            );
+        }
+        sum
+    }
 }
 
 #[cfg(not(all(target_arch = "arm", feature = "mve")))]
@@ -410,6 +516,44 @@ mod imp {
                 }
             }
         }
+    }
+
+    pub(super) fn gather_windows(
+        plane: &[i8],
+        base: usize,
+        step: usize,
+        count: usize,
+        offs: &[u8],
+        chunks: usize,
+        dst: &mut [i8],
+    ) {
+        let n = 16 * chunks;
+        for k in 0..count {
+            for (j, &o) in offs.iter().take(n).enumerate() {
+                dst[n * k + j] = plane[base + k * step + o as usize];
+            }
+        }
+    }
+
+    pub(super) fn pack_col(
+        filter: &[i8],
+        start: usize,
+        cout: usize,
+        ntaps: usize,
+        chunks: usize,
+        dst: &mut [i8],
+    ) -> i32 {
+        let mut sum = 0i32;
+        for t in 0..16 * chunks {
+            let v = if t < ntaps {
+                filter[start + t * cout]
+            } else {
+                0
+            };
+            dst[64 * (t / 16) + t % 16] = v;
+            sum = sum.wrapping_add(v as i32);
+        }
+        sum
     }
 
     pub(super) fn dw_plane_channel(
@@ -578,6 +722,103 @@ pub(crate) fn dw_plane_channel(
     Ok(())
 }
 
+/// Byte offsets of a window's taps in a plane (`VLDRB.U8` gather offsets),
+/// in whole vectors of 16, with their maximum.
+pub(crate) struct GatherOffsets<const N: usize> {
+    offs: [u8; N],
+    chunks: usize,
+    max: usize,
+}
+
+impl<const N: usize> GatherOffsets<N> {
+    /// The taps' offsets in order (lanes past the last gather offset 0),
+    /// `16·chunks ≤ N` lanes; `None` if an offset exceeds 255 or the taps
+    /// exceed the lanes.
+    pub(crate) fn new(taps: impl Iterator<Item = usize>, chunks: usize) -> Option<Self> {
+        let mut g = GatherOffsets {
+            offs: [0; N],
+            chunks,
+            max: 0,
+        };
+        if chunks == 0 || 16 * chunks > N {
+            return None;
+        }
+        let mut n = 0;
+        for t in taps {
+            *g.offs.get_mut(n)? = u8::try_from(t).ok()?;
+            g.max = g.max.max(t);
+            n += 1;
+        }
+        (n <= 16 * chunks).then_some(g)
+    }
+}
+
+/// `dst[16·chunks·k + j] = plane[base + k·step + offs[j]]` for `k < count`,
+/// `j < 16·chunks`: `count` windows gathered one vector at a time.
+///
+/// Errors unless `count ≥ 1`, `plane` reaches `base + (count − 1)·step +
+/// max offset` and `dst` holds `16·chunks·count` bytes.
+#[inline]
+pub(crate) fn gather_windows<const N: usize>(
+    plane: &[i8],
+    base: usize,
+    step: usize,
+    count: usize,
+    offs: &GatherOffsets<N>,
+    dst: &mut [i8],
+) -> KernelResult {
+    let last = count
+        .checked_sub(1)
+        .and_then(|k| k.checked_mul(step))
+        .and_then(|v| v.checked_add(base))
+        .and_then(|v| v.checked_add(offs.max));
+    if last.is_none_or(|l| l >= plane.len())
+        || (16 * offs.chunks)
+            .checked_mul(count)
+            .is_none_or(|n| n > dst.len())
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    imp::gather_windows(plane, base, step, count, &offs.offs, offs.chunks, dst);
+    Ok(())
+}
+
+/// One weight row of [`gemm_x4`]'s packed layout from IHWO weights:
+/// `dst[64j + n] = filter[start + (16j + n)·cout]` for taps `16j + n <
+/// ntaps`, 0 for the lanes past them (`j < chunks`); returns the row's sum
+/// (16-bit gathers of eight lanes, predicated by the taps left).
+///
+/// Errors unless `1 ≤ ntaps ≤ 16·chunks`, `7·cout ≤ 65535`, `filter`
+/// reaches `start + (ntaps − 1)·cout` and `dst` holds `64·(chunks − 1) +
+/// 16` bytes.
+#[inline]
+pub(crate) fn pack_col(
+    filter: &[i8],
+    start: usize,
+    cout: usize,
+    ntaps: usize,
+    chunks: usize,
+    dst: &mut [i8],
+) -> Result<i32, KernelError> {
+    let last = ntaps
+        .checked_sub(1)
+        .and_then(|t| t.checked_mul(cout))
+        .and_then(|v| v.checked_add(start));
+    if ntaps == 0
+        || chunks.checked_mul(16).is_none_or(|n| n < ntaps)
+        || cout > 65535 / 7
+        || last.is_none_or(|l| l >= filter.len())
+        || chunks
+            .checked_sub(1)
+            .and_then(|c| c.checked_mul(64))
+            .and_then(|n| n.checked_add(16))
+            .is_none_or(|n| n > dst.len())
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    Ok(imp::pack_col(filter, start, cout, ntaps, chunks, dst))
+}
+
 /// `VMLADAVA.S8`: `acc + Σ a[i]·b[i]` over 16 lanes, modulo 2^32.
 #[cfg_attr(all(target_arch = "arm", feature = "mve"), allow(dead_code))]
 fn vmladava(acc: i32, a: &[i8], b: &[i8]) -> i32 {
@@ -680,6 +921,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn gathers_check_their_bounds_and_pack_rows() {
+        let plane = [3i8; 40];
+        let offs = GatherOffsets::<32>::new([0, 1, 9, 20].into_iter(), 1).unwrap();
+        let mut dst = [0i8; 48];
+        // Windows at 0, 4, 8: the last reads 8 + 20 = 28.
+        assert!(gather_windows(&plane, 0, 4, 3, &offs, &mut dst).is_ok());
+        assert_eq!(dst[32..36], [3; 4]);
+        assert!(gather_windows(&plane, 12, 4, 3, &offs, &mut dst).is_err()); // 40 > 39
+        assert!(gather_windows(&plane, 0, 4, 4, &offs, &mut dst).is_err()); // dst short
+        assert!(gather_windows(&plane, 0, 4, 0, &offs, &mut dst).is_err());
+        assert!(GatherOffsets::<32>::new([0, 256].into_iter(), 1).is_none());
+        assert!(GatherOffsets::<32>::new(0..17, 1).is_none());
+        assert!(GatherOffsets::<32>::new(0..3, 3).is_none()); // 48 lanes > 32
+                                                              // Taps 0..20 of column 1 of a [20, 3] weight tensor.
+        let w: std::vec::Vec<i8> = (0..60).map(|v| v as i8 - 30).collect();
+        let mut packed = [0x55i8; 128];
+        let sum = pack_col(&w, 1, 3, 20, 2, &mut packed).unwrap();
+        for t in 0..32 {
+            let want = if t < 20 { w[1 + 3 * t] } else { 0 };
+            assert_eq!(packed[64 * (t / 16) + t % 16], want, "tap {t}");
+        }
+        assert_eq!(sum, (0..20).map(|t| w[1 + 3 * t] as i32).sum::<i32>());
+        assert!(pack_col(&w, 3, 3, 20, 2, &mut packed).is_err()); // 3 + 57 = 60
+        assert!(pack_col(&w, 1, 3, 20, 1, &mut packed).is_err()); // 20 > 16
+        assert!(pack_col(&w, 1, 3, 20, 2, &mut packed[..79]).is_err());
+        assert!(pack_col(&w, 1, 3, 0, 2, &mut packed).is_err());
     }
 
     #[test]

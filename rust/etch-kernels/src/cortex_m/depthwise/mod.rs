@@ -112,7 +112,11 @@ pub(crate) trait DepthwiseMac: ConvMac {
     /// A one-input-channel layer kernel of this implementation's own for
     /// this call, or `None` for [`depthwise_single_gemm`] (the default).
     #[inline(always)]
-    fn single_channel_layer(_ops: &ConvOperands<'_>, _output: &mut [i8]) -> Option<KernelResult> {
+    fn single_channel_layer(
+        _ops: &ConvOperands<'_>,
+        _output: &mut [i8],
+        _scratch: &mut [u64],
+    ) -> Option<KernelResult> {
         None
     }
     /// A channel-multiplier-1 layer kernel of this implementation's own for
@@ -255,7 +259,7 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
     if i.c == 1 && kh * kw * M::PACK_WORDS <= 2 * PACK_IC && (-128..=127).contains(&zp) {
-        if let Some(done) = M::single_channel_layer(ops, output) {
+        if let Some(done) = M::single_channel_layer(ops, output, scratch) {
             return done;
         }
         return depthwise_single_gemm::<M>(ops, output, scratch);

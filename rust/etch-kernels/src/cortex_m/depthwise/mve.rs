@@ -8,10 +8,10 @@ use super::super::common::ConvOperands;
 use super::super::conv::PACK_IC;
 use super::super::mac::{Dsp, Mve};
 use super::super::mve::{
-    dw_plane_channel, dw_plane_in, dw_plane_out, gemm_x4, GroupConsts, PlaneConsts, PlaneLimits,
-    PLANE_GROUP,
+    dw_plane_channel, dw_plane_in, dw_plane_out, gather_windows, gemm_x4, pack_col, GatherOffsets,
+    GroupConsts, PlaneConsts, PlaneLimits, PLANE_GROUP,
 };
-use super::super::{Window, BAD};
+use super::super::BAD;
 use super::{DepthwiseMac, Taps, PATCH_BYTES};
 use crate::error::{KernelError, KernelResult};
 
@@ -19,8 +19,12 @@ impl DepthwiseMac for Mve {
     const PACKED_DEPTHWISE: bool = true;
 
     #[inline(always)]
-    fn single_channel_layer(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
-        single_gemm(ops, output)
+    fn single_channel_layer(
+        ops: &ConvOperands<'_>,
+        output: &mut [i8],
+        scratch: &mut [u64],
+    ) -> Option<KernelResult> {
+        single_gemm(ops, output, scratch)
     }
 
     #[inline(always)]
@@ -60,95 +64,107 @@ impl DepthwiseMac for Mve {
 }
 
 /// Depthwise with one input channel (DS-CNN's first layer) as MVE matrix
-/// products: each output pixel's window (padding taps = the input zero
-/// point, whose offset-corrected value is 0; zero-filled to whole chunks of
-/// 16) is one row, four output channels' taps are the packed weight rows
-/// of one [`gemm_x4`] loop over a block of gathered windows (1.5 KiB of
-/// stack, not kernel scratch). `None` (the
-/// generic loops run) unless the output channels come in fours, the
-/// window fits [`PACK_IC`] and every channel's requantization is admitted.
-fn single_gemm(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+/// products: the input is copied once into a plane framed by the input
+/// zero point (whose offset-corrected value is 0) as far as windows reach,
+/// so each output pixel's window is one `VLDRB.U8` gather per 16 taps
+/// (offsets below 256; lanes past the last tap weigh 0); four output
+/// channels' taps, gathered from the IHWO weights with 16-bit offsets
+/// ([`pack_col`]), are the packed weight rows of one [`gemm_x4`] loop over
+/// a block of gathered windows. Plane, windows and weight rows live in the
+/// kernel scratch. `None` (the generic loops run) unless the output
+/// channels come in fours, the window fits [`PACK_IC`] and 256 bytes of
+/// plane, the plane fits the scratch and every channel's requantization is
+/// admitted.
+fn single_gemm(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> Option<KernelResult> {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh.checked_mul(kw)?;
-    let len = ntaps.div_ceil(16) * 16;
+    let chunks = ntaps.div_ceil(16);
+    let len = 16 * chunks;
     let cout = o.c;
-    if ntaps == 0 || len > PACK_IC || cout % 4 != 0 {
+    if ntaps == 0 || len > PACK_IC || cout % 4 != 0 || cout > 65535 / 7 || o.h == 0 || o.w == 0 {
         return None;
     }
     for c in 0..cout {
         GroupConsts::neg_right(*ops.mult.get(c)?, *ops.shift.get(c)?)?;
     }
+    let ((sy, sx), (dy, dx), (pt, pl)) = (g.stride, g.dilation, g.padding);
+    // Padded columns and rows the windows reach, counted from the first.
+    let reach = |o: usize, s: usize, k: usize, d: usize| {
+        (o - 1)
+            .checked_mul(s)?
+            .checked_add((k - 1).checked_mul(d)?)?
+            .checked_add(1)
+    };
+    let pw_ = reach(o.w, sx, kw, dx)?.max(pl.checked_add(i.w)?);
+    let ph_ = reach(o.h, sy, kh, dy)?.max(pt.checked_add(i.h)?);
+    let plane_bytes = ph_.checked_mul(pw_)?;
+    let offs = GatherOffsets::<PACK_IC>::new(
+        (0..kh).flat_map(|ky| (0..kw).map(move |kx| ky * dy * pw_ + kx * dx)),
+        chunks,
+    )?;
+    let bytes: &mut [i8] = bytemuck::cast_slice_mut(scratch);
+    let (plane, rest) = bytes.split_at_mut_checked(plane_bytes)?;
+    let (patches, rest) = rest.split_at_mut_checked(PATCH_BYTES)?;
+    let packed = rest.get_mut(..4 * len)?;
     let zp = q.input_offset.wrapping_neg() as i8;
     let per_block = PATCH_BYTES / len;
-    let pixels = o.n * o.h * o.w;
-    let mut patches = [0i8; PATCH_BYTES];
-    let mut packed = [0i8; 4 * PACK_IC];
+    let pixels = o.h * o.w;
     Some((|| {
-        let packed = packed.get_mut(..4 * len).ok_or(BAD)?;
-        let mut p0 = 0;
-        while p0 < pixels {
-            let pn = per_block.min(pixels - p0);
-            for (k, patch) in patches.chunks_exact_mut(len).take(pn).enumerate() {
-                let p = p0 + k;
-                let (b, oy, ox) = (
-                    p / (o.h * o.w).max(1),
-                    (p / o.w.max(1)) % o.h.max(1),
-                    p % o.w.max(1),
-                );
-                patch.fill(0);
-                let mut t = 0;
-                for ky in 0..kh {
-                    let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
-                    for kx in 0..kw {
-                        let x = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
-                        let v = match (y, x) {
-                            (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
-                            _ => zp,
-                        };
-                        *patch.get_mut(t).ok_or(BAD)? = v;
-                        t += 1;
-                    }
-                }
+        for b in 0..o.n {
+            plane.fill(zp);
+            for y in 0..i.h {
+                let src = input.get((b * i.h + y) * i.w..).ok_or(BAD)?;
+                let dst = plane.get_mut((pt + y) * pw_ + pl..).ok_or(BAD)?;
+                dst.get_mut(..i.w)
+                    .ok_or(BAD)?
+                    .copy_from_slice(src.get(..i.w).ok_or(BAD)?);
             }
-            for oc in (0..cout).step_by(4) {
-                let mut c = GroupConsts {
-                    out_offset: [q.output_offset; 4],
-                    act_min: [q.act_min; 4],
-                    act_max: [q.act_max; 4],
-                    ..GroupConsts::default()
-                };
-                for l in 0..4 {
-                    let ch = oc + l;
-                    let mut s = 0i32;
-                    for (j, chunk) in packed.chunks_exact_mut(64).enumerate() {
-                        for (n, d) in chunk.iter_mut().skip(16 * l).take(16).enumerate() {
-                            let t = 16 * j + n;
-                            *d = if t < ntaps {
-                                *filter.get(t * cout + ch).ok_or(BAD)?
-                            } else {
-                                0
-                            };
-                            s = s.wrapping_add(*d as i32);
-                        }
-                    }
-                    let (m, sh) = (
-                        *ops.mult.get(ch).ok_or(BAD)?,
-                        *ops.shift.get(ch).ok_or(BAD)?,
-                    );
-                    c.neg_right[l] = GroupConsts::neg_right(m, sh).ok_or(BAD)?;
-                    c.mult[l] = m;
-                    c.kernel_sum[l] = ops
-                        .bias
-                        .and_then(|b| b.get(ch).copied())
-                        .unwrap_or(0)
-                        .wrapping_add(q.input_offset.wrapping_mul(s));
+            let mut p0 = 0;
+            while p0 < pixels {
+                let pn = per_block.min(pixels - p0);
+                // Windows, one output row's run at a time.
+                let mut k = 0;
+                while k < pn {
+                    let (oy, ox) = ((p0 + k) / o.w, (p0 + k) % o.w);
+                    let run = (o.w - ox).min(pn - k);
+                    let dst = patches.get_mut(k * len..).ok_or(BAD)?;
+                    gather_windows(plane, oy * sy * pw_ + ox * sx, sx, run, &offs, dst)?;
+                    k += run;
                 }
-                let rows = patches.get(..pn * len).ok_or(BAD)?;
-                let out = output.get_mut(p0 * cout + oc..).ok_or(BAD)?;
-                gemm_x4(rows, len / 16, packed, &c, pn, out, cout)?;
+                for oc in (0..cout).step_by(4) {
+                    let mut c = GroupConsts {
+                        out_offset: [q.output_offset; 4],
+                        act_min: [q.act_min; 4],
+                        act_max: [q.act_max; 4],
+                        ..GroupConsts::default()
+                    };
+                    for l in 0..4 {
+                        let ch = oc + l;
+                        let row = packed.get_mut(16 * l..).ok_or(BAD)?;
+                        let s = pack_col(filter, ch, cout, ntaps, chunks, row)?;
+                        let (m, sh) = (
+                            *ops.mult.get(ch).ok_or(BAD)?,
+                            *ops.shift.get(ch).ok_or(BAD)?,
+                        );
+                        c.neg_right[l] = GroupConsts::neg_right(m, sh).ok_or(BAD)?;
+                        c.mult[l] = m;
+                        c.kernel_sum[l] = ops
+                            .bias
+                            .and_then(|b| b.get(ch).copied())
+                            .unwrap_or(0)
+                            .wrapping_add(q.input_offset.wrapping_mul(s));
+                    }
+                    let rows = patches.get(..pn * len).ok_or(BAD)?;
+                    let out = output.get_mut((b * pixels + p0) * cout + oc..).ok_or(BAD)?;
+                    gemm_x4(rows, chunks, packed, &c, pn, out, cout)?;
+                }
+                p0 += pn;
             }
-            p0 += pn;
         }
         Ok(())
     })())

@@ -426,7 +426,7 @@ fn mve_single_channel_matches_reference() {
         assert_eq!(got, want, "{g:?} case {case}");
         let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
         let mut direct = vec![0x55i8; o.elements().unwrap()];
-        match Mve::single_channel_layer(&ops, &mut direct) {
+        match Mve::single_channel_layer(&ops, &mut direct, &mut scratch()) {
             None => {
                 assert!(refuse, "{g:?}: the vector loop takes this shape");
                 assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
