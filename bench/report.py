@@ -190,9 +190,9 @@ LIMITS = {
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured
-        # value (1,781,973: 3x3 depthwise on channel planes, first layer on
+        # value (1,793,662: 3x3 depthwise on channel planes, first layer on
         # gathered windows).
-        ("instructions_per_inference", 1_791_000, 1_600_000,
+        ("instructions_per_inference", 1_803_000, 1_600_000,
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
     ],
 }
