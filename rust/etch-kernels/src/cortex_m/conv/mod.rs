@@ -146,6 +146,17 @@ pub(crate) trait ConvMac {
     /// `[Σ x·w_r]` for the four rows packed by [`ConvMac::pack4`], over the
     /// whole groups of four in `x`.
     fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4];
+    /// Whether [`ConvMac::dot_1x4_rows`] has a loop of its own (else
+    /// `pointwise_packed` calls [`ConvMac::dot_1x4`] per row itself).
+    const ROWS: bool = false;
+    /// [`ConvMac::dot_1x4`] for consecutive rows of `n` inputs: `accs[p]`
+    /// for row `xs[p·n .. (p+1)·n]`, over the whole rows both hold.
+    #[inline(always)]
+    fn dot_1x4_rows(xs: &[i8], n: usize, packed: &[u32], init: [i32; 4], accs: &mut [[i32; 4]]) {
+        for (a, x) in accs.iter_mut().zip(xs.chunks_exact(n.max(1))) {
+            *a = Self::dot_1x4(x, packed, init);
+        }
+    }
     /// [`ConvMac::dot_2x2`] for two pixels stored back to back (`xs` = rows
     /// `xs[..n]`, `xs[n..2n]`) against two weight rows stored back to back.
     fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
@@ -297,8 +308,12 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
                 return Err(BAD);
             }
             for (xb, ob) in rows_in.chunks(step_in).zip(rows_out.chunks_mut(step_out)) {
-                for (a, x) in accs.iter_mut().zip(xb.chunks_exact(cin)) {
-                    *a = M::dot_1x4(x, packed, init4);
+                if M::ROWS {
+                    M::dot_1x4_rows(xb, cin, packed, init4, accs);
+                } else {
+                    for (a, x) in accs.iter_mut().zip(xb.chunks_exact(cin)) {
+                        *a = M::dot_1x4(x, packed, init4);
+                    }
                 }
                 for (a, o) in accs.iter().zip(ob.chunks_exact_mut(cout)) {
                     let Some(d) = o.get_mut(oc..oc + 4) else {

@@ -35,6 +35,14 @@ impl ConvMac for Scalar {
         dot_1x4_pairs(x, packed, init)
     }
 
+    const ROWS: bool = cfg!(etch_thumb2);
+
+    #[cfg(etch_thumb2)]
+    #[inline(always)]
+    fn dot_1x4_rows(xs: &[i8], n: usize, packed: &[u32], init: [i32; 4], accs: &mut [[i32; 4]]) {
+        dot_1x4_pairs_rows(xs, n, packed, init, accs)
+    }
+
     #[cfg(etch_thumb2)]
     #[inline(always)]
     fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
@@ -398,5 +406,164 @@ fn words_run(x: &[i8], w: &[u32], acc: &mut [i32; 4]) {
         for (a, &w) in acc.iter_mut().zip(w) {
             *a = a.wrapping_add(x as i32 * w as i32);
         }
+    }
+}
+
+/// [`ConvMac::dot_1x4_rows`] on weight pairs: the pixel loop inside the
+/// `asm!` too (per row: the sums start at `2^22 + 2^23·init_b`, so `S >> 23`
+/// is already `init_b + Σ x·w_b`; four stores), for rows of 4..=[`PAIR_RUN`]
+/// inputs in whole groups of four; others row by row.
+#[cfg(any(test, etch_thumb2))]
+#[inline(always)]
+pub(crate) fn dot_1x4_pairs_rows(
+    xs: &[i8],
+    n: usize,
+    packed: &[u32],
+    init: [i32; 4],
+    accs: &mut [[i32; 4]],
+) {
+    let rows = xs.len().checked_div(n).unwrap_or(0).min(accs.len());
+    if !(4..=PAIR_RUN).contains(&n) || !n.is_multiple_of(4) || packed.len() < 2 * n || rows == 0 {
+        for (a, x) in accs.iter_mut().zip(xs.chunks_exact(n.max(1))) {
+            *a = dot_1x4_pairs(x, packed, init);
+        }
+        return;
+    }
+    let start = |b: i32| ((1i64 << 22) + ((b as i64) << 23)) as u64;
+    let (sa, sb) = (start(init[1]), start(init[3]));
+    let k = |a: i32| a.wrapping_sub(1 << 22) as u32;
+    pairs_rows(
+        xs,
+        n,
+        rows,
+        packed,
+        [
+            sa as u32,
+            (sa >> 32) as u32,
+            sb as u32,
+            (sb >> 32) as u32,
+            k(init[0]),
+            k(init[2]),
+        ],
+        accs,
+    );
+}
+
+/// The row loop of [`dot_1x4_pairs_rows`]: `rows ≥ 1` rows of `n` inputs
+/// (`4 ≤ n ≤ PAIR_RUN`, a multiple of four), with `xs` holding `rows·n`
+/// bytes, `packed` `2n` words and `accs` `rows` entries (checked by the
+/// caller). `c` = both pairs' starting sums (low, high words) and
+/// `init_a − 2^22` for both pairs.
+#[cfg(etch_thumb2)]
+#[inline(always)]
+fn pairs_rows(
+    xs: &[i8],
+    n: usize,
+    rows: usize,
+    packed: &[u32],
+    c: [u32; 6],
+    accs: &mut [[i32; 4]],
+) {
+    if rows == 0 || rows > accs.len() || xs.len() < rows * n || packed.len() < 2 * n || n < 4 {
+        return;
+    }
+    let cfg: [u32; 10] = [
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        c[5],
+        packed.as_ptr() as u32,
+        (n / 4) as u32,
+        accs.as_mut_ptr().wrapping_add(rows) as u32,
+        0,
+    ];
+    // SAFETY: per row r < rows: `n/4` passes read `xs[r·n .. (r+1)·n]` (the
+    // input pointer runs on from row to row) and `packed[0 .. 2n]` (`ldrd`,
+    // word aligned), then two `strd` write `accs[r]` (16 bytes, word
+    // aligned) until the output pointer reaches one past `accs[rows − 1]`;
+    // all inside the slices (checked above). `cfg` is read only. Registers
+    // only otherwise; flags are clobbered.
+    unsafe {
+        core::arch::asm!(
+            "1:",
+            "ldrd {al}, {ah}, [{cfg}, #0]",
+            "ldrd {bl}, {bh}, [{cfg}, #8]",
+            "ldrd {wp}, {m}, [{cfg}, #24]",
+            "2:",
+            "ldrsb {x}, [{xp}], #1",
+            "ldrd {wa}, {wb}, [{wp}], #8",
+            "smlal {al}, {ah}, {x}, {wa}",
+            "smlal {bl}, {bh}, {x}, {wb}",
+            "ldrsb {x}, [{xp}], #1",
+            "ldrd {wa}, {wb}, [{wp}], #8",
+            "smlal {al}, {ah}, {x}, {wa}",
+            "smlal {bl}, {bh}, {x}, {wb}",
+            "ldrsb {x}, [{xp}], #1",
+            "ldrd {wa}, {wb}, [{wp}], #8",
+            "smlal {al}, {ah}, {x}, {wa}",
+            "smlal {bl}, {bh}, {x}, {wb}",
+            "ldrsb {x}, [{xp}], #1",
+            "ldrd {wa}, {wb}, [{wp}], #8",
+            "smlal {al}, {ah}, {x}, {wa}",
+            "smlal {bl}, {bh}, {x}, {wb}",
+            "subs {m}, {m}, #1",
+            "bne 2b",
+            // a = low 23 bits + (init_a − 2^22); b = S >> 23.
+            "ldrd {wa}, {wb}, [{cfg}, #16]",
+            "ubfx {x}, {al}, #0, #23",
+            "add {x}, {x}, {wa}",
+            "lsrs {al}, {al}, #23",
+            "orr {al}, {al}, {ah}, lsl #9",
+            "strd {x}, {al}, [{out}], #8",
+            "ubfx {x}, {bl}, #0, #23",
+            "add {x}, {x}, {wb}",
+            "lsrs {bl}, {bl}, #23",
+            "orr {bl}, {bl}, {bh}, lsl #9",
+            "strd {x}, {bl}, [{out}], #8",
+            "ldr {x}, [{cfg}, #32]",
+            "cmp {out}, {x}",
+            "bne 1b",
+            cfg = in(reg) cfg.as_ptr(),
+            xp = inout(reg) xs.as_ptr() => _,
+            out = inout(reg) accs.as_mut_ptr() => _,
+            wp = out(reg) _,
+            m = out(reg) _,
+            al = out(reg) _,
+            ah = out(reg) _,
+            bl = out(reg) _,
+            bh = out(reg) _,
+            x = out(reg) _,
+            wa = out(reg) _,
+            wb = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`pairs_rows`] off target (host tests): row by row, the same sums.
+#[cfg(all(test, not(etch_thumb2)))]
+fn pairs_rows(
+    xs: &[i8],
+    n: usize,
+    rows: usize,
+    packed: &[u32],
+    c: [u32; 6],
+    accs: &mut [[i32; 4]],
+) {
+    let s = |lo: u32, hi: u32| ((hi as u64) << 32 | lo as u64) as i64;
+    for (a, x) in accs.iter_mut().zip(xs.chunks_exact(n)).take(rows) {
+        let [mut sa, mut sb] = [s(c[0], c[1]), s(c[2], c[3])];
+        for (&x, w) in x.iter().zip(packed.as_chunks::<2>().0) {
+            sa += x as i64 * w[0] as i32 as i64;
+            sb += x as i64 * w[1] as i32 as i64;
+        }
+        *a = [
+            ((sa as u32 & 0x7f_ffff) as i32).wrapping_add(c[4] as i32),
+            (sa >> 23) as i32,
+            ((sb as u32 & 0x7f_ffff) as i32).wrapping_add(c[5] as i32),
+            (sb >> 23) as i32,
+        ];
     }
 }

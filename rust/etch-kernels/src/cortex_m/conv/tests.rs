@@ -375,6 +375,21 @@ fn weight_pairs_match_plain_dot_products() {
         scalar::pack4_pairs(rows, &mut packed);
         let want = core::array::from_fn(|l| init[l].wrapping_add(naive(&x[..n], &rows[l][..n])));
         assert_eq!(scalar::dot_1x4_pairs(x, &packed, init), want, "n = {n}");
+        // The same row three times over, through the row loop.
+        let xs3: Vec<i8> = x[..n]
+            .iter()
+            .chain(&x[..n])
+            .chain(&x[..n])
+            .copied()
+            .collect();
+        let mut accs = [[0x5a5a; 4]; 4];
+        scalar::dot_1x4_pairs_rows(&xs3, n, &packed, init, &mut accs);
+        let full = if n == 0 { 0 } else { 3 };
+        assert!(accs[..full].iter().all(|a| *a == want), "n = {n}: {accs:?}");
+        assert!(
+            accs[full..].iter().all(|a| *a == [0x5a5a; 4]),
+            "n = {n}: {accs:?}"
+        );
         // Armv6-M's sign-extended words (twice the room per input).
         let mut words = vec![0xdead_beefu32; 4 * n];
         scalar::pack4_words(rows, &mut words);
