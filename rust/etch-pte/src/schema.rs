@@ -210,16 +210,6 @@ pub fn is_utf8(bytes: &[u8]) -> bool {
     true
 }
 
-/// `InvalidProgram` with `what` unless `bytes` is UTF-8 ([`is_utf8`]).
-#[inline(never)]
-pub(crate) fn check_utf8(bytes: &[u8], what: &'static str, at: usize) -> Result<()> {
-    if is_utf8(bytes) {
-        Ok(())
-    } else {
-        Err(Error::invalid(what, at))
-    }
-}
-
 table_view!(
     /// The root table.
     Program
