@@ -407,14 +407,14 @@ mod imp {
         unsafe {
             core::arch::asm!(
                 "vldrh.u16 q7, [{o}]",
-                "movs {sum}, #0",
+                "movs r0, #0",
                 "wls lr, {chunks}, 3f",
                 "2:",
                 "vctp.16 {rem}",
                 "vpst",
                 "vldrbt.s16 q0, [{src}, q7]",
                 "vstrb.16 q0, [r1]",
-                "vaddva.s16 {sum}, q0",
+                "vaddva.s16 r0, q0",
                 "add {src}, {src}, {step}",
                 "subs {rem}, {rem}, #8",
                 "it mi",
@@ -423,7 +423,7 @@ mod imp {
                 "vpst",
                 "vldrbt.s16 q0, [{src}, q7]",
                 "vstrb.16 q0, [r1, #8]",
-                "vaddva.s16 {sum}, q0",
+                "vaddva.s16 r0, q0",
                 "add {src}, {src}, {step}",
                 "subs {rem}, {rem}, #8",
                 "it mi",
@@ -432,7 +432,8 @@ mod imp {
                 "le lr, 2b",
                 "3:",
                 o = in(reg) offs.as_ptr(),
-                sum = out(reg) sum,
+                // An even register: VADDVA's destination.
+                out("r0") sum,
                 chunks = in(reg) chunks,
                 rem = inout(reg) ntaps => _,
                 src = inout(reg) filter.as_ptr().add(start) => _,
@@ -445,6 +446,91 @@ mod imp {
             );
         }
         sum
+    }
+
+    #[inline(always)]
+    pub(super) fn sum_s8(x: &[i8]) -> i32 {
+        let sum: i32;
+        // SAFETY: `sum_s8` checked `x.len()` a multiple of 16: pass k reads
+        // x[16k .. 16k + 16] for k < len/16. No stack; q0, lr and flags
+        // are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "movs r0, #0",
+                "wls lr, {n}, 3f",
+                "2:",
+                "vldrb.u8 q0, [{p}], #16",
+                "vaddva.s8 r0, q0",
+                "le lr, 2b",
+                "3:",
+                // An even register: VADDVA's destination.
+                out("r0") sum,
+                n = in(reg) x.len() / 16,
+                p = inout(reg) x.as_ptr() => _,
+                out("lr") _, out("d0") _, out("d1") _,
+                options(nostack, readonly),
+            );
+        }
+        sum
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn window_sum16(
+        input: &[i8],
+        start: usize,
+        rows: usize,
+        cols: usize,
+        row_step: usize,
+        px_step: usize,
+        out: &mut [i32; 16],
+    ) {
+        // SAFETY: `window_sum16` checked `rows, cols ≥ 1` and start + (rows
+        // − 1)·row_step + (cols − 1)·px_step + 16 ≤ input.len(): pixel (y,
+        // x) reads input[start + y·row_step + x·px_step ..][..16] (four
+        // widening loads of 4). `out` is 64 writable bytes, 4-aligned.
+        // No stack; q0, q4–q7, r1, lr and flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "vmov.i32 q4, #0",
+                "vmov.i32 q5, #0",
+                "vmov.i32 q6, #0",
+                "vmov.i32 q7, #0",
+                "1:",
+                "mov r1, {p}",
+                "wls lr, {cols}, 3f",
+                "2:",
+                "vldrb.s32 q0, [r1]",
+                "vadd.i32 q4, q4, q0",
+                "vldrb.s32 q0, [r1, #4]",
+                "vadd.i32 q5, q5, q0",
+                "vldrb.s32 q0, [r1, #8]",
+                "vadd.i32 q6, q6, q0",
+                "vldrb.s32 q0, [r1, #12]",
+                "vadd.i32 q7, q7, q0",
+                "add r1, r1, {px}",
+                "le lr, 2b",
+                "3:",
+                "add {p}, {p}, {row}",
+                "subs {rows}, {rows}, #1",
+                "bne 1b",
+                "vstrw.32 q4, [{o}]",
+                "vstrw.32 q5, [{o}, #16]",
+                "vstrw.32 q6, [{o}, #32]",
+                "vstrw.32 q7, [{o}, #48]",
+                p = inout(reg) input.as_ptr().add(start) => _,
+                cols = in(reg) cols,
+                px = in(reg) px_step,
+                row = in(reg) row_step,
+                rows = inout(reg) rows => _,
+                o = in(reg) out.as_mut_ptr(),
+                out("r1") _, out("lr") _,
+                out("d0") _, out("d1") _,
+                out("d8") _, out("d9") _, out("d10") _, out("d11") _,
+                out("d12") _, out("d13") _, out("d14") _, out("d15") _,
+                options(nostack),
+            );
+        }
     }
 }
 
@@ -554,6 +640,32 @@ mod imp {
             sum = sum.wrapping_add(v as i32);
         }
         sum
+    }
+
+    pub(super) fn sum_s8(x: &[i8]) -> i32 {
+        x.chunks_exact(16).fold(0i32, |s, c| {
+            c.iter().fold(s, |s, &v| s.wrapping_add(v as i32))
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn window_sum16(
+        input: &[i8],
+        start: usize,
+        rows: usize,
+        cols: usize,
+        row_step: usize,
+        px_step: usize,
+        out: &mut [i32; 16],
+    ) {
+        for y in 0..rows {
+            for x in 0..cols {
+                let p = start + y * row_step + x * px_step;
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = o.wrapping_add(input[p + l] as i32);
+                }
+            }
+        }
     }
 
     pub(super) fn dw_plane_channel(
@@ -819,6 +931,46 @@ pub(crate) fn pack_col(
     Ok(imp::pack_col(filter, start, cout, ntaps, chunks, dst))
 }
 
+/// `Σ x[j]` of int8 values, 16 at a time (`VADDVA.S8`), modulo 2^32.
+/// Errors unless `x.len()` is a multiple of 16.
+#[inline]
+pub(crate) fn sum_s8(x: &[i8]) -> Result<i32, KernelError> {
+    if !x.len().is_multiple_of(16) {
+        return Err(KernelError::InvalidArgument);
+    }
+    Ok(imp::sum_s8(x))
+}
+
+/// Sums of 16 adjacent channels over a window of `rows × cols` pixels:
+/// lane `l` is `Σ input[start + y·row_step + x·px_step + l]` over `y <
+/// rows`, `x < cols` (four vectors of 32-bit lanes, `VLDRB.S32` + `VADD`).
+///
+/// Errors unless `rows, cols ≥ 1` and `input` reaches the last pixel's 16
+/// values.
+#[inline]
+pub(crate) fn window_sum16(
+    input: &[i8],
+    start: usize,
+    rows: usize,
+    cols: usize,
+    row_step: usize,
+    px_step: usize,
+) -> Result<[i32; 16], KernelError> {
+    let last = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(row_step))
+        .zip(cols.checked_sub(1).and_then(|c| c.checked_mul(px_step)))
+        .and_then(|(a, b)| a.checked_add(b))
+        .and_then(|v| v.checked_add(start))
+        .and_then(|v| v.checked_add(16));
+    if last.is_none_or(|l| l > input.len()) {
+        return Err(KernelError::InvalidArgument);
+    }
+    let mut out = [0i32; 16];
+    imp::window_sum16(input, start, rows, cols, row_step, px_step, &mut out);
+    Ok(out)
+}
+
 /// `VMLADAVA.S8`: `acc + Σ a[i]·b[i]` over 16 lanes, modulo 2^32.
 #[cfg_attr(all(target_arch = "arm", feature = "mve"), allow(dead_code))]
 fn vmladava(acc: i32, a: &[i8], b: &[i8]) -> i32 {
@@ -921,6 +1073,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `avg_pool_s8` (16-channel sums here with `mve`) against a plain
+    /// reference: DS-CNN's global pool and random windows of 16 to 40
+    /// channels (tails of fewer than 16 take the four-channel loop).
+    #[test]
+    fn avg_pool_matches_reference_on_wide_channels() {
+        use crate::cortex_m::pool::avg_pool_s8;
+        use crate::cortex_m::testutil::{geometry, ref_pos};
+        let mut r = Rng(0xa7a7);
+        let mut cases = std::vec![(
+            geometry((25, 5, 64), 64, (25, 5), (1, 1), (0, 0)),
+            (-128, 127)
+        )];
+        for _ in 0..40 {
+            let c = r.range(16, 40) as usize;
+            let k = (r.range(1, 4) as usize, r.range(1, 4) as usize);
+            let p = (
+                r.range(0, k.0 as i64 - 1) as usize,
+                r.range(0, k.1 as i64 - 1) as usize,
+            );
+            let s = (r.range(1, 2) as usize, r.range(1, 2) as usize);
+            let g = geometry(
+                (
+                    r.range(k.0 as i64, 7) as usize,
+                    r.range(k.1 as i64, 7) as usize,
+                    c,
+                ),
+                c,
+                k,
+                s,
+                p,
+            );
+            cases.push((g, (r.range(-128, 0) as i32, r.range(0, 127) as i32)));
+        }
+        for (g, act) in cases {
+            let (i, o) = (g.input, g.output);
+            let x = r.i8s(i.elements().unwrap());
+            let mut got = std::vec![0i8; o.elements().unwrap()];
+            avg_pool_s8(&g, act, &x, &mut got).unwrap();
+            let mut want = std::vec![];
+            for oy in 0..o.h {
+                for ox in 0..o.w {
+                    for ch in 0..o.c {
+                        let (mut sum, mut n) = (0i64, 0i64);
+                        for ky in 0..g.kernel.0 {
+                            for kx in 0..g.kernel.1 {
+                                if let (Some(y), Some(xx)) = (
+                                    ref_pos(oy, ky, g.stride.0, g.padding.0, 1, i.h),
+                                    ref_pos(ox, kx, g.stride.1, g.padding.1, 1, i.w),
+                                ) {
+                                    sum += x[(y * i.w + xx) * i.c + ch] as i64;
+                                    n += 1;
+                                }
+                            }
+                        }
+                        let m = if sum > 0 {
+                            (sum + n / 2) / n
+                        } else {
+                            (sum - n / 2) / n
+                        };
+                        want.push(m.clamp(act.0 as i64, act.1 as i64) as i8);
+                    }
+                }
+            }
+            assert_eq!(got, want, "{g:?}");
+        }
+        // Bounds of the vector sum.
+        let x = [1i8; 64];
+        assert_eq!(window_sum16(&x, 0, 2, 3, 24, 8).unwrap(), [6; 16]); // last 24 + 16 + 16 = 56
+        assert!(window_sum16(&x, 9, 2, 3, 24, 8).is_err());
+        assert!(window_sum16(&x, 0, 0, 3, 24, 8).is_err());
+        assert_eq!(sum_s8(&x[..32]).unwrap(), 32);
+        assert!(sum_s8(&x[..33]).is_err());
     }
 
     #[test]

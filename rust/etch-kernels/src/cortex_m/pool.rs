@@ -125,6 +125,17 @@ fn clip(o: usize, kernel: usize, stride: usize, pad: usize, size: usize) -> (usi
     (lo.min(hi), hi)
 }
 
+/// The window mean, rounded half away from zero (`None` for no taps).
+#[inline(always)]
+fn avg_round(sum: i32, count: i32) -> Option<i32> {
+    let rounded = if sum > 0 {
+        sum.wrapping_add(count / 2)
+    } else {
+        sum.wrapping_sub(count / 2)
+    };
+    rounded.checked_div(count)
+}
+
 /// `arm_avgpool_s8`: four channels at a time summed over the in-bounds
 /// window, mean rounded half away from zero, clamped. An empty window is an
 /// error (CMSIS-NN divides by its zero count).
@@ -142,6 +153,18 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                 }
                 let out_base = ((b * o.h + oy) * o.w + ox) * c;
                 let mut j = 0;
+                // Helium: 16 channels at a time (`cortex_m::mve`).
+                #[cfg(feature = "mve")]
+                while c - j >= 16 {
+                    let start = ((b * i.h + y0) * i.w + x0) * c + j;
+                    let sums =
+                        super::mve::window_sum16(input, start, y1 - y0, x1 - x0, i.w * c, c)?;
+                    for (l, &sum) in sums.iter().enumerate() {
+                        let m = avg_round(sum, count).ok_or(BAD)?;
+                        put(output, out_base + j + l, m.max(act.0).min(act.1) as i8)?;
+                    }
+                    j += 16;
+                }
                 while j < c {
                     let n = 4.min(c - j);
                     let mut s = [0i32; 4];
@@ -156,12 +179,7 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                         }
                     }
                     for (l, &sum) in s.iter().enumerate().take(n) {
-                        let rounded = if sum > 0 {
-                            sum.wrapping_add(count / 2)
-                        } else {
-                            sum.wrapping_sub(count / 2)
-                        };
-                        let m = rounded.checked_div(count).ok_or(BAD)?;
+                        let m = avg_round(sum, count).ok_or(BAD)?;
                         put(output, out_base + j + l, m.max(act.0).min(act.1) as i8)?;
                     }
                     j += 4;

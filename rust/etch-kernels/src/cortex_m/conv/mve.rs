@@ -5,7 +5,7 @@
 
 use super::super::common::{row, wsum, ConvOperands};
 use super::super::mac::{Dsp, Mve};
-use super::super::mve::{gemm_x4, GroupConsts};
+use super::super::mve::{gemm_x4, sum_s8, GroupConsts};
 use super::super::BAD;
 use super::{ConvMac, PACK_IC};
 use crate::error::KernelResult;
@@ -56,7 +56,9 @@ pub(crate) fn group_consts(
         c.neg_right[l] = GroupConsts::neg_right(m, s)?;
         c.mult[l] = m;
         let b = ops.bias.and_then(|b| b.get(oc + l).copied()).unwrap_or(0);
-        c.kernel_sum[l] = b.wrapping_add(q.input_offset.wrapping_mul(wsum(r)));
+        // Rows of whole vectors (every pointwise row): `VADDVA`.
+        let sum = sum_s8(r).unwrap_or_else(|_| wsum(r));
+        c.kernel_sum[l] = b.wrapping_add(q.input_offset.wrapping_mul(sum));
     }
     Some(Ok(c))
 }
