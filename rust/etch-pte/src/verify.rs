@@ -122,7 +122,8 @@ type Desc = &'static [[u8; 3]];
 
 /// One description per table of `schema/program.fbs`: `[slot, kind, arg]`
 /// (slots as in `schema::slot`). Fields whose length bounds later indices
-/// come first; otherwise declaration order.
+/// come first; otherwise declaration order. Only read at compile time: flash
+/// holds them flattened ([`FIELDS`], [`START`]), without a slice per table.
 const DESCS: [Desc; 33] = [
     // Program. Segments first: named data indexes them.
     &[
@@ -247,8 +248,8 @@ const DESCS: [Desc; 33] = [
 const U_INSTRUCTION: u8 = 1;
 
 /// The table of each union tag (`ValueKind`, `InstructionKind` numbering).
-const UNIONS: [&[u8]; 2] = [
-    &[
+static UNIONS: [[u8; 12]; 2] = [
+    [
         D_INVALID,
         D_NONE,
         D_WORD,
@@ -262,15 +263,62 @@ const UNIONS: [&[u8]; 2] = [
         D_TENSOR_LIST,
         D_OPTIONAL_TENSOR_LIST,
     ],
-    &[
+    [
         D_INVALID,
         D_KERNEL_CALL,
         D_DELEGATE_CALL,
         D_MOVE_CALL,
         D_JUMP_FALSE_CALL,
         D_FREE_CALL,
+        D_INVALID,
+        D_INVALID,
+        D_INVALID,
+        D_INVALID,
+        D_INVALID,
+        D_INVALID,
     ],
 ];
+
+const N_FIELDS: usize = {
+    let (mut n, mut d) = (0, 0);
+    while d < DESCS.len() {
+        n += DESCS[d].len();
+        d += 1;
+    }
+    n
+};
+const _: () = assert!(N_FIELDS < 256);
+
+/// The fields of every description in order: table `d`'s are
+/// `FIELDS[START[d]..START[d + 1]]`.
+static FIELDS: [[u8; 3]; N_FIELDS] = FLAT.0;
+static START: [u8; DESCS.len() + 1] = FLAT.1;
+const FLAT: ([[u8; 3]; N_FIELDS], [u8; DESCS.len() + 1]) = {
+    let mut fields = [[0; 3]; N_FIELDS];
+    let mut start = [0; DESCS.len() + 1];
+    let (mut n, mut d) = (0, 0);
+    while d < DESCS.len() {
+        start[d] = n as u8;
+        let mut f = 0;
+        while f < DESCS[d].len() {
+            fields[n] = DESCS[d][f];
+            n += 1;
+            f += 1;
+        }
+        d += 1;
+    }
+    start[d] = n as u8;
+    (fields, start)
+};
+
+/// The fields of description `desc`.
+fn fields(desc: u8) -> &'static [[u8; 3]] {
+    let d = desc as usize;
+    match (START.get(d), START.get(d + 1)) {
+        (Some(&s), Some(&e)) => FIELDS.get(s as usize..e as usize).unwrap_or(&[]),
+        _ => &[],
+    }
+}
 
 // Descriptions of errors (`messages` builds only; firmware gets the code).
 const M_MISSING: u8 = 0;
@@ -381,7 +429,7 @@ impl<'a> Walk<'_, 'a> {
             }
             _ => {}
         }
-        for &[slot, kind, arg] in DESCS.get(desc as usize).copied().unwrap_or(&[]) {
+        for &[slot, kind, arg] in fields(desc) {
             let slot = slot as u16;
             if kind & REQ != 0 && t.field(slot, 4)?.is_none() {
                 return Err(invalid(M_MISSING, at));
@@ -439,8 +487,7 @@ impl<'a> Walk<'_, 'a> {
                 _ => {
                     // UNION
                     let tag = t.scalar_bits(slot, 1, 0)?;
-                    let tables = UNIONS.get(arg as usize).copied().unwrap_or(&[]);
-                    let child = match tables.get(tag as usize) {
+                    let child = match UNIONS[(arg & 1) as usize].get(tag as usize) {
                         None | Some(&D_INVALID) => return Err(invalid(M_TAG + arg, at)),
                         Some(&D_NONE) => continue,
                         Some(&d) => d,
