@@ -12,6 +12,9 @@ use crate::error::KernelError;
 impl DepthwiseMac for Scalar {
     const PACKED_DEPTHWISE: bool = true;
 
+    /// Thumb-2: every block of the pixel in one `asm!` block (the block
+    /// loop's state in a 24-byte stack frame: all twelve registers are in
+    /// use by the tap loop).
     #[cfg(etch_thumb2)]
     #[inline(always)]
     fn dw_row(
@@ -22,62 +25,82 @@ impl DepthwiseMac for Scalar {
         blocks: usize,
     ) -> Result<(), KernelError> {
         let n = dw_row_bounds(taps, w, init, out, blocks)?;
-        let mut wp = w.as_ptr();
-        let tp0 = taps.ptrs().as_ptr();
-        for (b, (ib, ob)) in init
-            .as_chunks::<4>()
-            .0
-            .iter()
-            .zip(out.as_chunks_mut::<4>().0)
-            .take(blocks)
-            .enumerate()
-        {
-            let [mut a0, mut a1, mut a2, mut a3] = *ib;
-            // SAFETY: as the DSP version: block b reads bytes 4b..4b+4 of
-            // each of the n ≥ 1 runs (every run holds `taps.len() ≥ 4·blocks`
-            // bytes) and words 2n·b .. 2n·(b+1) of `w`, all checked above.
-            // Lanes: word 0 of a tap holds channels 0 (low) and 2 (high),
-            // word 1 channels 1 and 3. Registers only; flags clobbered.
-            unsafe {
-                core::arch::asm!(
-                    "2:",
-                    "ldr {p}, [{tp}], #4",
-                    "add {p}, {p}, {j}",
-                    "ldr {w}, [{wp}], #4",
-                    "ldrsb {x}, [{p}]",
-                    "sxth {t}, {w}",
-                    "mla {a0}, {x}, {t}, {a0}",
-                    "ldrsb {x}, [{p}, #2]",
-                    "asrs {t}, {w}, #16",
-                    "mla {a2}, {x}, {t}, {a2}",
-                    "ldr {w}, [{wp}], #4",
-                    "ldrsb {x}, [{p}, #1]",
-                    "sxth {t}, {w}",
-                    "mla {a1}, {x}, {t}, {a1}",
-                    "ldrsb {x}, [{p}, #3]",
-                    "asrs {t}, {w}, #16",
-                    "mla {a3}, {x}, {t}, {a3}",
-                    "subs {n}, {n}, #1",
-                    "bne 2b",
-                    tp = inout(reg) tp0 => _,
-                    wp = inout(reg) wp,
-                    j = in(reg) 4 * b,
-                    n = inout(reg) n => _,
-                    a0 = inout(reg) a0,
-                    a1 = inout(reg) a1,
-                    a2 = inout(reg) a2,
-                    a3 = inout(reg) a3,
-                    p = out(reg) _,
-                    w = out(reg) _,
-                    x = out(reg) _,
-                    t = out(reg) _,
-                    options(nostack, readonly),
-                );
-            }
-            *ob = [a0, a1, a2, a3];
+        if blocks == 0 {
+            return Ok(());
+        }
+        // SAFETY: as the DSP version: block b (b < blocks, j = 4b) reads
+        // bytes 4b..4b+4 of each of the n ≥ 1 runs (every run holds
+        // `taps.len() ≥ 4·blocks` bytes), words 2n·b .. 2n·(b+1) of `w` (the
+        // weight pointer runs on from block to block) and `init[4b..4b+4]`,
+        // and writes `out[4b..4b+4]`, all checked by `dw_row_bounds`; the
+        // pointer table holds n entries. `init` and `out` are word aligned
+        // (`ldrd`/`strd`). Lanes: word 0 of a tap holds channels 0 (low) and
+        // 2 (high), word 1 channels 1 and 3. The stack frame is restored;
+        // flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "sub sp, sp, #24",
+                "str {tp}, [sp, #0]",
+                "str {n}, [sp, #4]",
+                "str {a0}, [sp, #8]",
+                "str {a1}, [sp, #12]",
+                "str {a2}, [sp, #16]",
+                "movs {j}, #0",
+                // Per block: accumulators from `init`, then the taps.
+                "3:",
+                "ldr {x}, [sp, #8]",
+                "ldrd {a0}, {a1}, [{x}], #8",
+                "ldrd {a2}, {a3}, [{x}], #8",
+                "str {x}, [sp, #8]",
+                "ldr {tp}, [sp, #0]",
+                "ldr {n}, [sp, #4]",
+                "2:",
+                "ldr {p}, [{tp}], #4",
+                "add {p}, {p}, {j}",
+                "ldr {w}, [{wp}], #4",
+                "ldrsb {x}, [{p}]",
+                "sxth {t}, {w}",
+                "mla {a0}, {x}, {t}, {a0}",
+                "ldrsb {x}, [{p}, #2]",
+                "asrs {t}, {w}, #16",
+                "mla {a2}, {x}, {t}, {a2}",
+                "ldr {w}, [{wp}], #4",
+                "ldrsb {x}, [{p}, #1]",
+                "sxth {t}, {w}",
+                "mla {a1}, {x}, {t}, {a1}",
+                "ldrsb {x}, [{p}, #3]",
+                "asrs {t}, {w}, #16",
+                "mla {a3}, {x}, {t}, {a3}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                // Accumulators to `out`; next block.
+                "ldr {x}, [sp, #12]",
+                "strd {a0}, {a1}, [{x}], #8",
+                "strd {a2}, {a3}, [{x}], #8",
+                "str {x}, [sp, #12]",
+                "adds {j}, {j}, #4",
+                "ldr {x}, [sp, #16]",
+                "subs {x}, {x}, #1",
+                "str {x}, [sp, #16]",
+                "bne 3b",
+                "add sp, sp, #24",
+                tp = inout(reg) taps.ptrs().as_ptr() => _,
+                wp = inout(reg) w.as_ptr() => _,
+                n = inout(reg) n => _,
+                j = out(reg) _,
+                a0 = inout(reg) init.as_ptr() => _,
+                a1 = inout(reg) out.as_mut_ptr() => _,
+                a2 = inout(reg) blocks => _,
+                a3 = out(reg) _,
+                p = out(reg) _,
+                w = out(reg) _,
+                x = out(reg) _,
+                t = out(reg) _,
+            );
         }
         Ok(())
     }
+
     /// Armv6-M: every block of the pixel in one `asm!` block (the registers
     /// it needs beyond r0–r5 are saved once per pixel); per tap one `ldm` of
     /// the run pointer, one of both weight words, and per channel
