@@ -190,9 +190,9 @@ LIMITS = {
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured
-        # value (1,653,789: 3x3 depthwise on channel planes, first layer on
-        # gathered windows, 16-channel avg pool).
-        ("instructions_per_inference", 1_662_000, 1_600_000,
+        # value (1,587,956: 3x3 depthwise on channel planes, first layer on
+        # gathered windows, 16-channel avg pool), below the target.
+        ("instructions_per_inference", 1_596_000, 1_600_000,
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
     ],
 }

@@ -75,7 +75,7 @@ pub(crate) fn gemm_x4(
 
 #[cfg(all(target_arch = "arm", feature = "mve"))]
 mod imp {
-    use super::{GroupConsts, PlaneConsts, PlaneLimits};
+    use super::{GroupConsts, PlaneConsts, PlaneLimits, PlaneTaps};
 
     #[inline(always)]
     pub(super) fn gemm_x4(
@@ -532,6 +532,55 @@ mod imp {
             );
         }
     }
+
+    #[inline(always)]
+    pub(super) fn plane_weights(
+        taps: &PlaneTaps,
+        filter: &[i8],
+        c: usize,
+        k: &mut PlaneConsts,
+    ) -> i32 {
+        let sum: i32;
+        // SAFETY: `plane_weights` checked c + max offset < filter.len(), and
+        // `PlaneTaps::new` records the largest offset of every lane it
+        // enables: a predicated-off lane reads nothing (and loads 0). The
+        // stores write bytes 0..33 of `k` (48 bytes: w0, w1, the first
+        // byte of kernel_sum). `taps` is 40 readable bytes, 16-aligned. No
+        // stack; q0, q7, VPR, lr and flags are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "movs r0, #0",
+                "vldrh.u16 q7, [{t}]",
+                "ldr {m}, [{t}, #32]",
+                "vmsr p0, {m}",
+                "vpst",
+                "vldrbt.s16 q0, [{f}, q7]",
+                "vaddva.s16 r0, q0",
+                "vstrb.16 q0, [r1]",
+                "vstrb.16 q0, [r1, #17]",
+                "vldrh.u16 q7, [{t}, #16]",
+                "ldr {m}, [{t}, #36]",
+                "vmsr p0, {m}",
+                "vpst",
+                "vldrbt.s16 q0, [{f}, q7]",
+                "vaddva.s16 r0, q0",
+                "vstrb.16 q0, [r1, #8]",
+                "vstrb.16 q0, [r1, #25]",
+                "movs {m}, #0",
+                "strb {m}, [r1, #16]",
+                t = in(reg) taps as *const PlaneTaps,
+                m = out(reg) _,
+                f = in(reg) filter.as_ptr().add(c),
+                // A low register: the narrowing VSTRB.16 encodes Rn in 3 bits.
+                in("r1") k as *mut PlaneConsts,
+                // An even register: VADDVA's destination.
+                out("r0") sum,
+                out("d0") _, out("d1") _, out("d14") _, out("d15") _,
+                options(nostack),
+            );
+        }
+        sum
+    }
 }
 
 #[cfg(not(all(target_arch = "arm", feature = "mve")))]
@@ -666,6 +715,30 @@ mod imp {
                 }
             }
         }
+    }
+
+    pub(super) fn plane_weights(
+        taps: &PlaneTaps,
+        filter: &[i8],
+        c: usize,
+        k: &mut PlaneConsts,
+    ) -> i32 {
+        let mut sum = 0i32;
+        for j in 0..16 {
+            let on = taps.masks[j / 8] >> (2 * (j % 8)) & 1 != 0;
+            let v = if on {
+                filter[c + taps.offs[j] as usize]
+            } else {
+                0
+            };
+            k.w0[j] = v;
+            if j < 15 {
+                k.w1[j + 1] = v;
+            }
+            sum = sum.wrapping_add(v as i32);
+        }
+        k.w1[0] = 0;
+        sum
     }
 
     pub(super) fn dw_plane_channel(
@@ -969,6 +1042,56 @@ pub(crate) fn window_sum16(
     let mut out = [0i32; 16];
     imp::window_sum16(input, start, rows, cols, row_step, px_step, &mut out);
     Ok(out)
+}
+
+/// Where [`plane_weights`] finds a channel's taps: lane `j < 16` of the
+/// window vector holds the weight at `filter[c + offs[j]]` when bit `2j`
+/// of `masks` (as `VPR.P0` predicates of 16-bit lanes, eight lanes per
+/// word) is set, else 0.
+#[derive(Default)]
+#[repr(C, align(16))]
+pub(crate) struct PlaneTaps {
+    offs: [u16; 16],
+    masks: [u32; 2],
+    max: usize,
+}
+
+impl PlaneTaps {
+    /// Taps as `(lane, filter offset)`; `None` if a lane is past 15 or
+    /// taken twice, or an offset exceeds 65535.
+    pub(crate) fn new(taps: impl Iterator<Item = (usize, usize)>) -> Option<Self> {
+        let mut t = PlaneTaps::default();
+        for (lane, off) in taps {
+            let word = t.masks.get_mut(lane / 8)?;
+            let bits = 3u32 << (2 * (lane % 8));
+            if *word & bits != 0 {
+                return None;
+            }
+            *word |= bits;
+            *t.offs.get_mut(lane)? = u16::try_from(off).ok()?;
+            t.max = t.max.max(off);
+        }
+        Some(t)
+    }
+}
+
+/// Gathers channel `c`'s window weights into `k.w0` (lanes as `taps`
+/// says) and `k.w1` (the same one lane later, lane 0 = 0) and returns their
+/// sum (predicated `VLDRB.S16` gathers, `VADDVA`). Overwrites the first
+/// byte of `k.kernel_sum` (the caller sets it after).
+///
+/// Errors unless `filter` reaches `c + ` the largest tap offset.
+#[inline]
+pub(crate) fn plane_weights(
+    taps: &PlaneTaps,
+    filter: &[i8],
+    c: usize,
+    k: &mut PlaneConsts,
+) -> Result<i32, KernelError> {
+    if c.checked_add(taps.max).is_none_or(|l| l >= filter.len()) {
+        return Err(KernelError::InvalidArgument);
+    }
+    Ok(imp::plane_weights(taps, filter, c, k))
 }
 
 /// `VMLADAVA.S8`: `acc + Σ a[i]·b[i]` over 16 lanes, modulo 2^32.

@@ -8,8 +8,8 @@ use super::super::common::ConvOperands;
 use super::super::conv::PACK_IC;
 use super::super::mac::{Dsp, Mve};
 use super::super::mve::{
-    dw_plane_channel, dw_plane_in, dw_plane_out, gather_windows, gemm_x4, pack_col, GatherOffsets,
-    GroupConsts, PlaneConsts, PlaneLimits, PLANE_GROUP,
+    dw_plane_channel, dw_plane_in, dw_plane_out, gather_windows, gemm_x4, pack_col, plane_weights,
+    GatherOffsets, GroupConsts, PlaneConsts, PlaneLimits, PlaneTaps, PLANE_GROUP,
 };
 use super::super::BAD;
 use super::{DepthwiseMac, Taps, PATCH_BYTES};
@@ -233,6 +233,10 @@ fn planar(ops: &ConvOperands<'_>, output: &mut [i8], scratch: &mut [u64]) -> Opt
     };
     let zp = q.input_offset.wrapping_neg() as i8;
     let (in_px, out_px) = (i.h * i.w * ch, o.h * o.w * ch);
+    // Tap (ky, kx): lane ky·dil_h·s + kx·dil_w, weight (ky·kw + kx)·C + c.
+    let taps = PlaneTaps::new(
+        (0..kh).flat_map(|ky| (0..kw).map(move |kx| (ky * dy * s + kx * dx, (ky * kw + kx) * ch))),
+    )?;
     Some((|| {
         for b in 0..o.n {
             for c0 in (0..ch).step_by(PLANE_GROUP) {
@@ -241,16 +245,7 @@ fn planar(ops: &ConvOperands<'_>, output: &mut [i8], scratch: &mut [u64]) -> Opt
                 for (l, plane) in planes.chunks_exact_mut(ps).take(PLANE_GROUP).enumerate() {
                     let c = c0 + l;
                     let mut k = PlaneConsts::default();
-                    let mut sum = 0i32;
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            let v = *filter.get((ky * kw + kx) * ch + c).ok_or(BAD)?;
-                            let lane = ky * dy * s + kx * dx;
-                            *k.w0.get_mut(lane).ok_or(BAD)? = v;
-                            *k.w1.get_mut(lane + 1).ok_or(BAD)? = v;
-                            sum = sum.wrapping_add(v as i32);
-                        }
-                    }
+                    let sum = plane_weights(&taps, filter, c, &mut k)?;
                     let (m, sh) = (*ops.mult.get(c).ok_or(BAD)?, *ops.shift.get(c).ok_or(BAD)?);
                     k.mult = m;
                     k.neg_right = GroupConsts::neg_right(m, sh).ok_or(BAD)?;
@@ -417,6 +412,19 @@ mod tests {
         assert!(dw_plane_in(&src, 8, 2, 3, &mut planes, 0, 0, 2, 7).is_err()); // w > s
         assert!(dw_plane_in(&src, 8, 2, 3, &mut planes, 0, 9, 4, 7).is_err()); // past the planes
         assert!(dw_plane_in(&src, 8, 2, 3, &mut planes[..63], 0, 0, 4, 7).is_err());
+        // Window weights: lanes 0, 1 and 7 from offsets 0, 2 and 9.
+        let taps = PlaneTaps::new([(0, 0), (1, 2), (7, 9)].into_iter()).unwrap();
+        let f: Vec<i8> = (1..=12).collect();
+        let mut k = PlaneConsts::default();
+        assert_eq!(plane_weights(&taps, &f, 2, &mut k).unwrap(), 3 + 5 + 12);
+        let mut w0 = [0i8; 16];
+        (w0[0], w0[1], w0[7]) = (3, 5, 12);
+        assert_eq!(k.w0, w0);
+        assert_eq!(k.w1[..], [&[0][..], &w0[..15]].concat()[..]);
+        assert!(plane_weights(&taps, &f, 3, &mut k).is_err()); // 3 + 9 = 12
+        assert!(PlaneTaps::new([(0, 0), (0, 2)].into_iter()).is_none());
+        assert!(PlaneTaps::new([(16, 0)].into_iter()).is_none());
+        assert!(PlaneTaps::new([(1, 65536)].into_iter()).is_none());
         let mut dst = [0i8; 48];
         assert!(dw_plane_out(&planes, 4, 2, 3, 7, &mut dst, 8).is_ok());
         assert!(dw_plane_out(&planes, 4, 2, 3, 7, &mut dst[..47], 8).is_err());
