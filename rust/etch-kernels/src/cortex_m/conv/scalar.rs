@@ -35,7 +35,13 @@ impl ConvMac for Scalar {
         dot_1x4_pairs(x, packed, init)
     }
 
-    const ROWS: bool = cfg!(etch_thumb2);
+    const ROWS: bool = cfg!(any(etch_thumb2, etch_v6m));
+
+    #[cfg(etch_v6m)]
+    #[inline(always)]
+    fn dot_1x4_rows(xs: &[i8], n: usize, packed: &[u32], init: [i32; 4], accs: &mut [[i32; 4]]) {
+        dot_1x4_words_rows(xs, n, packed, init, accs)
+    }
 
     #[cfg(etch_thumb2)]
     #[inline(always)]
@@ -565,5 +571,158 @@ fn pairs_rows(
             ((sb as u32 & 0x7f_ffff) as i32).wrapping_add(c[5] as i32),
             (sb >> 23) as i32,
         ];
+    }
+}
+
+/// [`ConvMac::dot_1x4_rows`] on [`pack4_words`] words: the pixel loop
+/// inside the `asm!` too (registers saved once per block of pixels), for
+/// rows of whole groups of four inputs that `packed` holds; others row by row.
+#[cfg(any(test, etch_v6m))]
+#[inline(always)]
+pub(crate) fn dot_1x4_words_rows(
+    xs: &[i8],
+    n: usize,
+    packed: &[u32],
+    init: [i32; 4],
+    accs: &mut [[i32; 4]],
+) {
+    let rows = xs.len().checked_div(n).unwrap_or(0).min(accs.len());
+    if n == 0 || !n.is_multiple_of(4) || packed.len() < 4 * n || rows == 0 {
+        for (a, x) in accs.iter_mut().zip(xs.chunks_exact(n.max(1))) {
+            *a = dot_1x4_words(x, packed, init);
+        }
+        return;
+    }
+    words_rows(xs, n, rows, packed, init, accs);
+}
+
+/// The row loop of [`dot_1x4_words_rows`]: `rows ≥ 1` rows of `n` inputs
+/// (a positive multiple of four), `xs` holding `rows·n` bytes, `packed`
+/// `4n` words, `accs` `rows` entries (checked by the caller).
+#[cfg(etch_v6m)]
+#[inline(always)]
+fn words_rows(
+    xs: &[i8],
+    n: usize,
+    rows: usize,
+    packed: &[u32],
+    init: [i32; 4],
+    accs: &mut [[i32; 4]],
+) {
+    if rows == 0 || rows > accs.len() || xs.len() < rows * n || packed.len() < 4 * n || n == 0 {
+        return;
+    }
+    // init[0..4], weights, −n, output pointer, rows left, n.
+    let mut cfg: [u32; 9] = [
+        init[0] as u32,
+        init[1] as u32,
+        init[2] as u32,
+        init[3] as u32,
+        packed.as_ptr() as u32,
+        n.wrapping_neg() as u32,
+        accs.as_mut_ptr() as u32,
+        rows as u32,
+        n as u32,
+    ];
+    // SAFETY: row r < rows: r0 = one past the row (advanced by n per row),
+    // r1 = −n up to 0, so `ldrsb r3, [r0, r1]` reads `xs[r·n .. (r+1)·n]`;
+    // `ldm r2!` reads `packed[0 .. 4n]` (word aligned); `stm` writes
+    // `accs[r]` (16 bytes, word aligned), the pointer kept in `cfg`, which
+    // the block reads and updates through r12. All inside the slices
+    // (checked above). r6–r12 are saved and restored on the stack (hence no
+    // `nostack`); flags are clobbered.
+    unsafe {
+        core::arch::asm!(
+            "push {{r6, r7}}",
+            "mov r6, r8",
+            "mov r7, r9",
+            "push {{r6, r7}}",
+            "mov r6, r10",
+            "mov r7, r11",
+            "push {{r6, r7}}",
+            "mov r6, r12",
+            "push {{r6}}",
+            "mov r12, r1",
+            // Per row: accumulators, weight pointer and index from `cfg`.
+            "3:",
+            "mov r3, r12",
+            "ldm r3!, {{r4, r5, r6, r7}}",
+            "mov r8, r4",
+            "mov r9, r5",
+            "mov r10, r6",
+            "mov r11, r7",
+            "ldr r2, [r3, #0]",
+            "ldr r1, [r3, #4]",
+            "2:",
+            "ldrsb r3, [r0, r1]",
+            "ldm r2!, {{r4, r5, r6, r7}}",
+            "muls r4, r3, r4",
+            "add r8, r4",
+            "muls r5, r3, r5",
+            "add r9, r5",
+            "muls r6, r3, r6",
+            "add r10, r6",
+            "muls r7, r3, r7",
+            "add r11, r7",
+            "adds r1, #1",
+            "ldrsb r3, [r0, r1]",
+            "ldm r2!, {{r4, r5, r6, r7}}",
+            "muls r4, r3, r4",
+            "add r8, r4",
+            "muls r5, r3, r5",
+            "add r9, r5",
+            "muls r6, r3, r6",
+            "add r10, r6",
+            "muls r7, r3, r7",
+            "add r11, r7",
+            "adds r1, #1",
+            "bne 2b",
+            // Store the row's sums; next row.
+            "mov r3, r12",
+            "ldr r4, [r3, #24]",
+            "mov r1, r8",
+            "mov r5, r9",
+            "mov r6, r10",
+            "mov r7, r11",
+            "stm r4!, {{r1, r5, r6, r7}}",
+            "str r4, [r3, #24]",
+            "ldr r1, [r3, #32]",
+            "adds r0, r0, r1",
+            "ldr r1, [r3, #28]",
+            "subs r1, #1",
+            "str r1, [r3, #28]",
+            "bne 3b",
+            "pop {{r6}}",
+            "mov r12, r6",
+            "pop {{r6, r7}}",
+            "mov r10, r6",
+            "mov r11, r7",
+            "pop {{r6, r7}}",
+            "mov r8, r6",
+            "mov r9, r7",
+            "pop {{r6, r7}}",
+            inout("r0") xs.as_ptr().wrapping_add(n) => _,
+            inout("r1") cfg.as_mut_ptr() => _,
+            out("r2") _,
+            out("r3") _,
+            out("r4") _,
+            out("r5") _,
+        );
+    }
+}
+
+/// [`words_rows`] off target (host tests): row by row, the same sums.
+#[cfg(all(test, not(etch_v6m)))]
+fn words_rows(
+    xs: &[i8],
+    n: usize,
+    rows: usize,
+    packed: &[u32],
+    init: [i32; 4],
+    accs: &mut [[i32; 4]],
+) {
+    for (a, x) in accs.iter_mut().zip(xs.chunks_exact(n)).take(rows) {
+        *a = init;
+        words_run(x, packed, a);
     }
 }

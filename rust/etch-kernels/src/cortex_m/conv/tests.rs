@@ -394,6 +394,13 @@ fn weight_pairs_match_plain_dot_products() {
         let mut words = vec![0xdead_beefu32; 4 * n];
         scalar::pack4_words(rows, &mut words);
         assert_eq!(scalar::dot_1x4_words(x, &words, init), want, "n = {n}");
+        let mut accs = [[0x5a5a; 4]; 4];
+        scalar::dot_1x4_words_rows(&xs3, n, &words, init, &mut accs);
+        assert!(accs[..full].iter().all(|a| *a == want), "n = {n}: {accs:?}");
+        assert!(
+            accs[full..].iter().all(|a| *a == [0x5a5a; 4]),
+            "n = {n}: {accs:?}"
+        );
     };
     for k in 0..400 {
         let n = if k < 20 { k } else { r.below(600) };
