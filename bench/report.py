@@ -182,8 +182,8 @@ LIMITS = {
     ],
     "cortex-m4": [
         # key, guard, target, what
-        ("instructions_per_inference", 6_794_693, 5_000_000,
-         "instructions (issue 12: no regression above 1 % of 6,727,419)"),
+        ("instructions_per_inference", 6_216_000, 5_000_000,
+         "instructions (guard: 6,185,124 measured + 0.5 %; issue 14 target 5.0 M)"),
         ("flash_core_bytes", 22_000, 12_288, "core flash, bench firmware"),
         ("flash_kernels_bytes", 16_384, 16_384, "DS-CNN kernels flash with dsp"),
         ("inference_stack_bytes", 4_096, 2_048, "stack of one inference"),

@@ -29,6 +29,10 @@ pub(crate) struct Requant {
 }
 
 impl Requant {
+    /// Largest `r − 1` of the fast case: the folded output offset
+    /// ([`Requant::to_words`]) keeps the high word inside `i32` up to here.
+    const MAX_RM1: u32 = 22;
+
     #[inline]
     pub(crate) fn new(mult: i32, shift: i32) -> Self {
         let right = if shift > 0 {
@@ -40,7 +44,9 @@ impl Requant {
             mult,
             rm1: right.saturating_sub(1),
             k: (1i64 << 30) + (1i64 << (30 + right)),
-            other: (right == 0 || mult < 0).then_some(shift),
+            // Fast: 2 ≤ r ≤ 23, multiplier ≥ 0 (r = 1 and very large
+            // shifts take the reference path: no DS-CNN layer has them).
+            other: (!(2..=Self::MAX_RM1 + 1).contains(&right) || mult < 0).then_some(shift),
         }
     }
 
@@ -58,16 +64,28 @@ impl Requant {
         ((p >> 32) as i32) >> self.rm1
     }
 
-    /// The two words it is kept as in kernel scratch ([`Rq`]): `mult` and
-    /// `r − 1` (or the shift, when not fast), then `k`; a negative `k`
-    /// (never a fast one) marks the reference path.
-    #[inline(always)]
-    pub(crate) fn to_words(self) -> Rq {
+    /// The two words it is kept as in kernel scratch ([`Rq`]), for outputs
+    /// offset by `out_off`. Fast channels: `mult`, then the high word of `k`
+    /// plus `out_off·2^(r−1)` (so that the final shift adds the output
+    /// offset: [`fast_words`]; `out_off` outside `-128..=127` is not folded
+    /// and those outputs never take [`fast_words`]), then `r − 1`, then 0.
+    /// Others: `mult`, the shift, then `u64::MAX` (marks the reference
+    /// path).
+    #[inline(never)]
+    pub(crate) fn to_words(self, out_off: i32) -> Rq {
         match self.other {
-            None => [
-                self.mult as u32 as u64 | (self.rm1 as u64) << 32,
-                self.k as u64,
-            ],
+            None => {
+                let off = if (-128..=127).contains(&out_off) {
+                    out_off
+                } else {
+                    0
+                };
+                let hi = ((self.k >> 32) as i32).wrapping_add(off << self.rm1);
+                [
+                    self.mult as u32 as u64 | (hi as u32 as u64) << 32,
+                    self.rm1 as u64,
+                ]
+            }
             Some(shift) => [
                 self.mult as u32 as u64 | (shift as u32 as u64) << 32,
                 u64::MAX,
@@ -75,16 +93,20 @@ impl Requant {
         }
     }
 
-    /// [`Requant::to_words`] back.
+    /// [`Requant::to_words`] back (the folded offset is dropped).
     #[inline(always)]
     pub(crate) fn from_words(w: &Rq) -> Self {
-        let k = w[1] as i64;
-        let rm1 = (w[0] >> 32) as u32;
+        let mult = w[0] as u32 as i32;
+        if (w[1] as i64) < 0 {
+            let shift = (w[0] >> 32) as u32 as i32;
+            return Requant::new(mult, shift);
+        }
+        let rm1 = (w[1] as u32).min(30);
         Requant {
-            mult: w[0] as u32 as i32,
+            mult,
             rm1,
-            k,
-            other: (k < 0).then_some(rm1 as i32),
+            k: (1i64 << 30) + (1i64 << (31 + rm1)),
+            other: None,
         }
     }
 
@@ -145,18 +167,84 @@ pub(crate) fn finish_into(q: &ConvQuant, acc: &[i32], full: &[i32], req: &[Rq], 
 /// [`finish_into`].
 #[inline(never)]
 pub(crate) fn finish_acc(q: &ConvQuant, acc: &[i32], req: &[Rq], fast: bool, out: &mut [i8]) {
-    let rows = out.iter_mut().zip(acc).zip(req);
-    if fast && q.act_min == -128 && q.act_max == 127 {
-        for ((d, &a), r) in rows {
-            *d = Requant::from_words(r)
-                .apply_fast(a)
-                .wrapping_add(q.output_offset)
-                .clamp(-128, 127) as i8;
-        }
-    } else {
-        for ((d, &a), r) in rows {
-            *d = q.out(a, &Requant::from_words(r));
-        }
+    if fast && q.act_min == -128 && q.act_max == 127 && (-128..=127).contains(&q.output_offset) {
+        finish_fast(acc, req, out);
+        return;
+    }
+    for ((d, &a), r) in out.iter_mut().zip(acc).zip(req) {
+        *d = q.out(a, &Requant::from_words(r));
+    }
+}
+
+/// One output of [`finish_fast`], as its `asm!` loop computes it from the
+/// words of a fast channel ([`Requant::to_words`] with the output offset
+/// folded into the high word): `(hi:lo) = (hi_w + sign(acc) : 2^30 | sign
+/// bit of acc) + acc·mult` (`SMLAL`), then `hi >> (r − 1)` (the output
+/// offset comes with it) and `SSAT #8`. The same integer as
+/// `clamp(apply_fast(acc) + out_off)`: the sign terms are `k − [acc<0]·2^31`
+/// for `r ≥ 2`, and adding `out_off·2^(r−1)` before the shift adds `out_off`
+/// after it while the high word stays inside `i32` (`r − 1 ≤ 22`).
+#[cfg_attr(all(target_arch = "arm", feature = "dsp", not(test)), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn fast_words(w: &Rq, acc: i32) -> i8 {
+    let (mult, hi_w, rm1) = (w[0] as u32 as i32, (w[0] >> 32) as u32 as i32, w[1] as u32);
+    // (hi:lo) before the multiply-accumulate: hi_w·2^32 + 2^30 − [acc<0]·2^31.
+    let neg = (acc as u32 >> 31) as i64;
+    let k = ((hi_w as i64) << 32) + (1 << 30) + neg * (i32::MIN as i64);
+    let p = (acc as i64) * (mult as i64) + k;
+    (((p >> 32) as i32) >> (rm1 & 31)).clamp(-128, 127) as i8
+}
+
+/// [`finish_acc`]'s usual case: every channel fast, full int8 range, the
+/// output offset folded (lengths: the shortest).
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+#[inline(always)]
+fn finish_fast(acc: &[i32], req: &[Rq], out: &mut [i8]) {
+    for ((d, &a), r) in out.iter_mut().zip(acc).zip(req) {
+        *d = fast_words(r, a);
+    }
+}
+
+/// [`finish_acc`]'s usual case on Arm with DSP: [`fast_words`] as one
+/// `asm!` loop (12 instructions per output against 15 for LLVM's, which
+/// masks the shift count and keeps the low constant in a register).
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+#[inline(always)]
+fn finish_fast(acc: &[i32], req: &[Rq], out: &mut [i8]) {
+    let n = out.len().min(acc.len()).min(req.len());
+    if n == 0 {
+        return;
+    }
+    // SAFETY: `n ≥ 1` passes; pass i reads `acc[i]`, the four words of
+    // `req[i]` at offsets 0, 4 and 8, and writes `out[i]`, all inside the
+    // slices (n is the shortest length). `req` is 8-aligned for `ldrd`.
+    // Registers only otherwise; flags clobbered.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldr {a}, [{ap}], #4",
+            "ldr {s}, [{rp}, #8]",
+            "ldrd {m}, {h}, [{rp}], #16",
+            "and {t}, {a}, #0x80000000",
+            "orr {t}, {t}, #0x40000000",
+            "add {h}, {h}, {a}, asr #31",
+            "smlal {t}, {h}, {a}, {m}",
+            "asr {h}, {h}, {s}",
+            "ssat {h}, #8, {h}",
+            "strb {h}, [{op}], #1",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            ap = inout(reg) acc.as_ptr() => _,
+            rp = inout(reg) req.as_ptr() => _,
+            op = inout(reg) out.as_mut_ptr() => _,
+            n = inout(reg) n => _,
+            a = out(reg) _,
+            s = out(reg) _,
+            m = out(reg) _,
+            h = out(reg) _,
+            t = out(reg) _,
+            options(nostack),
+        );
     }
 }
 
@@ -218,11 +306,26 @@ mod tests {
                     }
                 }
                 for &acc in &accs {
-                    assert_eq!(
-                        q.apply(acc),
-                        crate::ops::arith::requantize(acc, m, shift),
-                        "acc {acc} mult {m} shift {shift}"
-                    );
+                    let want = crate::ops::arith::requantize(acc, m, shift);
+                    assert_eq!(q.apply(acc), want, "acc {acc} mult {m} shift {shift}");
+                    for off in [-128, -5, 0, 1, 127] {
+                        let w = q.to_words(off);
+                        let r = Requant::from_words(&w);
+                        assert_eq!(
+                            r.apply(acc),
+                            want,
+                            "words: acc {acc} mult {m} shift {shift}"
+                        );
+                        if (w[1] as i64) >= 0 {
+                            assert!(q.is_fast());
+                            let clamped = want.wrapping_add(off).clamp(-128, 127) as i8;
+                            assert_eq!(
+                                fast_words(&w, acc),
+                                clamped,
+                                "fast: acc {acc} mult {m} shift {shift} off {off}"
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -4,14 +4,33 @@
 use super::super::dsp::{smlad, sxtb16, sxtb16_ror8, word};
 use super::super::mac::{prefix, Dsp, Scalar};
 use super::ConvMac;
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+use super::{super::requant::Rq, super::BAD, PB};
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+use crate::error::KernelResult;
 
 impl ConvMac for Dsp {
     const PACKED_POINTWISE: bool = true;
+    const QUAD: bool = true;
 
     #[inline(always)]
     fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
         let groups = (x.len() / 4).min(packed.len() / 8);
         dot_1x4_groups(x, packed, groups, init)
+    }
+
+    #[cfg(all(target_arch = "arm", feature = "dsp"))]
+    #[inline(always)]
+    fn pointwise_quad(
+        x: &[i8],
+        packed: &[u32],
+        init: [i32; 4],
+        req: &[Rq; 4],
+        out: &mut [i8],
+        cout: usize,
+        scratch: &mut [[i32; 4]; PB],
+    ) -> KernelResult {
+        pointwise_quad_asm(x, packed, init, req, out, cout, scratch)
     }
 
     #[inline(always)]
@@ -160,6 +179,166 @@ fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i
         );
     }
     [a, b, c, d]
+}
+
+/// [`ConvMac::pointwise_quad`] on Arm with DSP: the whole pass (every pixel's
+/// [`dot_1x4_groups`] loop, then the four outputs' requantization as
+/// [`super::super::requant::fast_words`], stored) in one `asm!` block, which
+/// reads its per-pass operands from `ctx` in the kernel scratch: init at
+/// words 0..4, packed weights and group count at 4..6, output pointer and
+/// stride at 6..8, pixel count at 8, requantization words of lane `l` at
+/// `12 + 4l` (`mult`, high word, `r − 1`).
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+#[inline(always)]
+fn pointwise_quad_asm(
+    x: &[i8],
+    packed: &[u32],
+    init: [i32; 4],
+    req: &[Rq; 4],
+    out: &mut [i8],
+    cout: usize,
+    scratch: &mut [[i32; 4]; PB],
+) -> KernelResult {
+    let groups = packed.len() / 8;
+    let cin = 4 * groups;
+    let pixels = x.len().checked_div(cin).ok_or(BAD)?;
+    // The loop writes out[p·cout .. p·cout + 4] for p < pixels and reads
+    // x[.. pixels·cin], packed[.. 8·groups].
+    if pixels == 0 {
+        return Ok(());
+    }
+    if (pixels - 1)
+        .checked_mul(cout)
+        .and_then(|v| v.checked_add(4))
+        .is_none_or(|end| end > out.len())
+    {
+        return Err(BAD);
+    }
+    let ctx: &mut [[i32; 4]; 7] = scratch.first_chunk_mut::<7>().ok_or(BAD)?;
+    ctx[0] = init;
+    ctx[1] = [
+        packed.as_ptr() as i32,
+        groups as i32,
+        out.as_mut_ptr() as i32,
+        cout as i32,
+    ];
+    ctx[2] = [pixels as i32, 0, 0, 0];
+    for (c, r) in ctx[3..].iter_mut().zip(req) {
+        *c = [r[0] as i32, (r[0] >> 32) as i32, r[1] as i32, 0];
+    }
+    // SAFETY: pixel p (p < pixels, counted down in ctx word 8) reads
+    // `groups` words of x from `xp` (rows are contiguous and cin = 4·groups,
+    // so `xp` walks x[.. pixels·cin], inside `x`), the 8·groups words of
+    // `packed` from its start, the words of `ctx` (a live, 8-aligned array of
+    // 28 words), and writes four bytes at out + p·cout (checked above).
+    // Unaligned `ldr` of x is allowed on Armv7E-M; `packed` and `ctx` are
+    // word-aligned for `ldrd`. Registers only otherwise; flags clobbered.
+    unsafe {
+        core::arch::asm!(
+            "1:",
+            "ldrd {a}, {b}, [{ctx}]",
+            "ldrd {c}, {d}, [{ctx}, #8]",
+            "ldrd {wp}, {n}, [{ctx}, #16]",
+            // An odd group count enters the two-group pass halfway.
+            "tst {n}, #1",
+            "beq 3f",
+            "adds {n}, {n}, #1",
+            "b 5f",
+            "3:",
+            "ldr {x}, [{xp}], #4",
+            "sxtb16 {xo}, {x}, ror #8",
+            "sxtb16 {x}, {x}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {a}, {x}, {w0}, {a}",
+            "smlad {a}, {xo}, {w1}, {a}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {b}, {x}, {w0}, {b}",
+            "smlad {b}, {xo}, {w1}, {b}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {c}, {x}, {w0}, {c}",
+            "smlad {c}, {xo}, {w1}, {c}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {d}, {x}, {w0}, {d}",
+            "smlad {d}, {xo}, {w1}, {d}",
+            "5:",
+            "ldr {x}, [{xp}], #4",
+            "sxtb16 {xo}, {x}, ror #8",
+            "sxtb16 {x}, {x}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {a}, {x}, {w0}, {a}",
+            "smlad {a}, {xo}, {w1}, {a}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {b}, {x}, {w0}, {b}",
+            "smlad {b}, {xo}, {w1}, {b}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {c}, {x}, {w0}, {c}",
+            "smlad {c}, {xo}, {w1}, {c}",
+            "ldrd {w0}, {w1}, [{wp}], #8",
+            "smlad {d}, {x}, {w0}, {d}",
+            "smlad {d}, {xo}, {w1}, {d}",
+            "subs {n}, {n}, #2",
+            "bne 3b",
+            // Requantize lane by lane: x = mult, xo = high word, w0 = r − 1,
+            // w1 = low word (fast_words).
+            "ldrd {x}, {xo}, [{ctx}, #48]",
+            "ldr {w0}, [{ctx}, #56]",
+            "and {w1}, {a}, #0x80000000",
+            "orr {w1}, {w1}, #0x40000000",
+            "add {xo}, {xo}, {a}, asr #31",
+            "smlal {w1}, {xo}, {a}, {x}",
+            "asr {a}, {xo}, {w0}",
+            "ssat {a}, #8, {a}",
+            "ldrd {x}, {xo}, [{ctx}, #64]",
+            "ldr {w0}, [{ctx}, #72]",
+            "and {w1}, {b}, #0x80000000",
+            "orr {w1}, {w1}, #0x40000000",
+            "add {xo}, {xo}, {b}, asr #31",
+            "smlal {w1}, {xo}, {b}, {x}",
+            "asr {b}, {xo}, {w0}",
+            "ssat {b}, #8, {b}",
+            "ldrd {x}, {xo}, [{ctx}, #80]",
+            "ldr {w0}, [{ctx}, #88]",
+            "and {w1}, {c}, #0x80000000",
+            "orr {w1}, {w1}, #0x40000000",
+            "add {xo}, {xo}, {c}, asr #31",
+            "smlal {w1}, {xo}, {c}, {x}",
+            "asr {c}, {xo}, {w0}",
+            "ssat {c}, #8, {c}",
+            "ldrd {x}, {xo}, [{ctx}, #96]",
+            "ldr {w0}, [{ctx}, #104]",
+            "and {w1}, {d}, #0x80000000",
+            "orr {w1}, {w1}, #0x40000000",
+            "add {xo}, {xo}, {d}, asr #31",
+            "smlal {w1}, {xo}, {d}, {x}",
+            "asr {d}, {xo}, {w0}",
+            "ssat {d}, #8, {d}",
+            "ldrd {x}, {xo}, [{ctx}, #24]",
+            "strb {a}, [{x}]",
+            "strb {b}, [{x}, #1]",
+            "strb {c}, [{x}, #2]",
+            "strb {d}, [{x}, #3]",
+            "add {x}, {x}, {xo}",
+            "str {x}, [{ctx}, #24]",
+            "ldr {x}, [{ctx}, #32]",
+            "subs {x}, {x}, #1",
+            "str {x}, [{ctx}, #32]",
+            "bne 1b",
+            ctx = in(reg) ctx.as_mut_ptr(),
+            xp = inout(reg) x.as_ptr() => _,
+            wp = out(reg) _,
+            n = out(reg) _,
+            a = out(reg) _,
+            b = out(reg) _,
+            c = out(reg) _,
+            d = out(reg) _,
+            x = out(reg) _,
+            xo = out(reg) _,
+            w0 = out(reg) _,
+            w1 = out(reg) _,
+            options(nostack),
+        );
+    }
+    Ok(())
 }
 
 /// Portable form of the loop above (host tests, non-DSP builds).

@@ -12,7 +12,7 @@
 
 use super::common::{init, put, row, take, taps, wsum, ConvOperands};
 use super::dsp::{sxtb16, sxtb16_ror8, word};
-use super::requant::{finish_acc, Requant};
+use super::requant::{fast_words, finish_acc, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
 use crate::error::KernelResult;
 
@@ -157,6 +157,37 @@ pub(crate) trait ConvMac {
             *a = Self::dot_1x4(x, packed, init);
         }
     }
+    /// Whether [`ConvMac::pointwise_quad`] replaces `pointwise_packed`'s
+    /// own loop for its usual case.
+    const QUAD: bool = false;
+    /// [`pointwise_packed`]'s usual case where [`ConvMac::QUAD`], four output
+    /// channels over every pixel: pixel `p` (row `p` of `x`, `4·g` values
+    /// for the `g` groups of `packed`) gives `out[p·cout + l] =
+    /// fast_words(req[l], dot_1x4(...)[l])` for `l < 4` (every channel fast,
+    /// the output offset folded: [`Requant::to_words`]). `accs`: scratch
+    /// for the loop's operands.
+    fn pointwise_quad(
+        x: &[i8],
+        packed: &[u32],
+        init: [i32; 4],
+        req: &[Rq; 4],
+        out: &mut [i8],
+        cout: usize,
+        _accs: &mut [[i32; 4]; PB],
+    ) -> KernelResult {
+        let cin = 4 * (packed.len() / 8);
+        if cin == 0 {
+            return Err(BAD);
+        }
+        for (p, row) in x.chunks_exact(cin).enumerate() {
+            let acc = Self::dot_1x4(row, packed, init);
+            let d = out.get_mut(p * cout..p * cout + 4).ok_or(BAD)?;
+            for ((d, &a), r) in d.iter_mut().zip(&acc).zip(req) {
+                *d = fast_words(r, a);
+            }
+        }
+        Ok(())
+    }
     /// [`ConvMac::dot_2x2`] for two pixels stored back to back (`xs` = rows
     /// `xs[..n]`, `xs[n..2n]`) against two weight rows stored back to back.
     fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
@@ -243,7 +274,7 @@ pub(crate) const PACK_IC: usize = 128;
 const PW_MAX_IC: usize = 256;
 
 /// Pixels per block of [`pointwise_packed`]'s fast path.
-const PB: usize = 32;
+pub(crate) const PB: usize = 32;
 
 /// Scratch words (8 bytes) of the convolution kernels: [`pointwise_packed`]'s
 /// packed weights and block accumulators.
@@ -296,7 +327,21 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
             req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
         }
         let fast4 = req4.iter().all(Requant::is_fast);
-        if n == 4 && body == cin && fast4 && q.act_min == -128 && q.act_max == 127 {
+        let full_range = q.act_min == -128 && q.act_max == 127;
+        if M::QUAD
+            && n == 4
+            && body == cin
+            && fast4
+            && full_range
+            && (-128..=127).contains(&q.output_offset)
+        {
+            // The common case: whole channel quad, no input tail, full-range
+            // clamp, output offset folded into the requantization words.
+            let req4 = req4.map(|r| r.to_words(q.output_offset));
+            let x = input.get(..pixels * cin).ok_or(BAD)?;
+            let out = output.get_mut(oc..).ok_or(BAD)?;
+            M::pointwise_quad(x, packed, init4, &req4, out, cout, accs)?;
+        } else if !M::QUAD && n == 4 && body == cin && fast4 && full_range {
             // The common case, inline: whole channel quad, no input tail,
             // full-range clamp.
             // Blocks of pixels: accumulate, then requantize the block (two
@@ -335,7 +380,7 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
                 }
             }
         } else {
-            let req4 = req4.map(Requant::to_words);
+            let req4 = req4.map(|r| r.to_words(q.output_offset));
             for p in 0..pixels {
                 let x = row(input, p * cin, cin)?;
                 let mut acc = M::dot_1x4(x, packed, init4);

@@ -217,7 +217,7 @@ fn chunk_consts(
     c0: usize,
     cn: usize,
     cout: usize,
-    off: i32,
+    (off, out_off): (i32, i32),
     filter: &[i8],
     bias: Option<&[i32]>,
     mult: &[i32],
@@ -240,7 +240,7 @@ fn chunk_consts(
             .and_then(|b| b.get(c).copied())
             .unwrap_or(0)
             .wrapping_add(off.wrapping_mul(s));
-        *r = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?).to_words();
+        *r = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?).to_words(out_off);
     }
     Ok(())
 }
@@ -284,7 +284,18 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     let mut c0 = 0;
     while c0 < cout {
         let cn = CHUNK.min(cout - c0);
-        chunk_consts(c0, cn, cout, off, filter, bias, mult, shift, full, req)?;
+        chunk_consts(
+            c0,
+            cn,
+            cout,
+            (off, q.output_offset),
+            filter,
+            bias,
+            mult,
+            shift,
+            full,
+            req,
+        )?;
         for b in 0..o.n {
             for oy in 0..o.h {
                 let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
@@ -383,7 +394,18 @@ pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
     let mut c0 = 0;
     while c0 < ch {
         let cn = CHUNK.min(ch - c0);
-        chunk_consts(c0, cn, ch, off, filter, bias, mult, shift, full, req)?;
+        chunk_consts(
+            c0,
+            cn,
+            ch,
+            (off, q.output_offset),
+            filter,
+            bias,
+            mult,
+            shift,
+            full,
+            req,
+        )?;
         for b in 0..o.n {
             for oy in 0..o.h {
                 let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
@@ -495,7 +517,18 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
     let mut c0 = 0;
     while c0 < ch {
         let cn = chunk.min(ch - c0);
-        chunk_consts(c0, cn, ch, off, filter, bias, mult, shift, full, req)?;
+        chunk_consts(
+            c0,
+            cn,
+            ch,
+            (off, q.output_offset),
+            filter,
+            bias,
+            mult,
+            shift,
+            full,
+            req,
+        )?;
         let blocks = cn / 4;
         let fast = req
             .iter()
@@ -710,7 +743,7 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
             }
             let fast4 = req4.iter().all(Requant::is_fast);
-            let req4 = req4.map(Requant::to_words);
+            let req4 = req4.map(|r| r.to_words(q.output_offset));
             let [c0, c1, c2, c3] = &*cols;
             let (Some(c0), Some(c1), Some(c2), Some(c3)) =
                 (c0.get(..len), c1.get(..len), c2.get(..len), c3.get(..len))
