@@ -165,16 +165,32 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                     }
                     j += 16;
                 }
+                // Four channels a pixel (zero-filled past the last), whole
+                // rows of the window as one slice: the sums in registers.
                 while j < c {
                     let n = 4.min(c - j);
                     let mut s = [0i32; 4];
+                    let span = (x1 - x0) * c;
                     for y in y0..y1 {
-                        let mut at = ((b * i.h + y) * i.w + x0) * c + j;
-                        for _ in x0..x1 {
-                            let v = lanes(input, at, n)?;
-                            at += c;
-                            for (s, v) in s.iter_mut().zip(v) {
-                                *s = s.wrapping_add(v as i32);
+                        let start = ((b * i.h + y) * i.w + x0) * c;
+                        let row = input.get(start..start + span).ok_or(BAD)?;
+                        if n == 4 {
+                            // The usual case: no lane loop.
+                            for px in row.chunks_exact(c) {
+                                let Some(&[v0, v1, v2, v3]) = px.get(j..j + 4) else {
+                                    return Err(BAD);
+                                };
+                                s[0] = s[0].wrapping_add(v0 as i32);
+                                s[1] = s[1].wrapping_add(v1 as i32);
+                                s[2] = s[2].wrapping_add(v2 as i32);
+                                s[3] = s[3].wrapping_add(v3 as i32);
+                            }
+                        } else {
+                            for px in row.chunks_exact(c) {
+                                let v = lanes(px, j, n)?;
+                                for (s, v) in s.iter_mut().zip(v) {
+                                    *s = s.wrapping_add(v as i32);
+                                }
                             }
                         }
                     }
