@@ -95,7 +95,7 @@ impl ConvMac for Dsp {
 /// tests run: per group one input word unpacked by `SXTB16` (bytes 0,2 and,
 /// rotated, 1,3), then two `SMLAD` per packed row.
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
-#[inline(always)]
+#[inline(never)] // the layers' usual cases run pointwise_quad_asm: one copy
 fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i32; 4] {
     let [mut a, mut b, mut c, mut d] = init;
     if groups == 0 {
@@ -189,7 +189,7 @@ fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i
 /// stride at 6..8, pixel count at 8, requantization words of lane `l` at
 /// `12 + 4l` (`mult`, high word, `r − 1`).
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
-#[inline(always)]
+#[inline(never)] // one copy for the pointwise and first-layer kernels
 fn pointwise_quad_asm(
     x: &[i8],
     packed: &[u32],

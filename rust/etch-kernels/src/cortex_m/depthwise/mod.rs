@@ -129,6 +129,11 @@ pub(crate) trait DepthwiseMac: ConvMac {
     ) -> Option<KernelResult> {
         None
     }
+    /// Whether the shapes no layer kernel takes (depth multiplier above 1
+    /// with several input channels, more taps than [`Taps`] holds, a zero
+    /// point outside int8) run [`depthwise_simple`] (one output at a time,
+    /// small) rather than the blocked loop of [`depthwise`].
+    const SIMPLE_FALLBACK: bool = false;
     /// Whether the depthwise kernel should use [`DepthwiseMac::dw_block`].
     const PACKED_DEPTHWISE: bool;
     /// `[Σ_t run_t[j + l]·w_t[l]]` for lanes `l < 4` over the taps of
@@ -179,6 +184,25 @@ pub(crate) trait DepthwiseMac: ConvMac {
         }
         Ok(())
     }
+    /// [`depthwise_packed`]'s whole pixel, requantized, where this
+    /// implementation has a loop of its own for it: `out[4b + l] =
+    /// fast_words(req[4b + l], dw_block(taps, 4b, w_b, full[4b..])[l])` for
+    /// the `blocks` blocks (every channel fast, full int8 range, output
+    /// offset folded: [`Requant::to_words`]). `Ok(false)`: not handled
+    /// (the default), the caller runs [`DepthwiseMac::dw_row`] instead.
+    /// `ctx`: scratch for the loop's operands.
+    #[inline(always)]
+    fn dw_pixel(
+        _taps: &Taps<'_>,
+        _w: &[u32],
+        _full: &[i32],
+        _req: &[Rq],
+        _out: &mut [i8],
+        _blocks: usize,
+        _ctx: &mut [i32; CHUNK],
+    ) -> Result<bool, KernelError> {
+        Ok(false)
+    }
     /// Four channels side by side: `acc[j] + x[j]·w[j]`.
     fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4];
 }
@@ -186,7 +210,6 @@ pub(crate) trait DepthwiseMac: ConvMac {
 /// The bounds both `asm!` versions of [`DepthwiseMac::dw_row`] rely on, checked once
 /// per row: `n ≥ 1` tap runs of at least `4·blocks` bytes, `2n·blocks`
 /// weight words and `4·blocks` accumulators in and out. Returns `n`.
-#[cfg(any(test, etch_thumb2, etch_v6m, all(target_arch = "arm", feature = "dsp")))]
 #[inline(always)]
 pub(crate) fn dw_row_bounds(
     taps: &Taps<'_>,
@@ -209,7 +232,7 @@ pub(crate) fn dw_row_bounds(
 
 /// Output channels handled per pass of the depthwise kernels (their weight
 /// sums and requantization parameters live in the kernel scratch).
-const CHUNK: usize = 64;
+pub(crate) const CHUNK: usize = 64;
 
 /// Per-chunk constants: `bias + offset·Σ_taps w` and decoded requantization.
 #[allow(clippy::too_many_arguments)]
@@ -276,6 +299,9 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
         if !M::PACKED_POINTWISE {
             return depthwise_mult1::<M>(ops, output, scratch);
         }
+    }
+    if M::SIMPLE_FALLBACK {
+        return depthwise_simple(ops, ch_mult, output);
     }
     let (cin, cout) = (i.c, o.c);
     let off = q.input_offset;
@@ -362,6 +388,57 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
             }
         }
         c0 += cn;
+    }
+    Ok(())
+}
+
+/// Any depthwise convolution, one output at a time: `bias + Σ (x +
+/// input_offset)·w` over the in-bounds taps in wrapping `i32` (CMSIS-NN's
+/// sum), then [`ConvQuant::finish`]'s requantization. The fallback of
+/// implementations whose layer kernels cover the usual shapes
+/// ([`DepthwiseMac::SIMPLE_FALLBACK`]): small in flash, slow.
+pub(crate) fn depthwise_simple(
+    ops: &ConvOperands<'_>,
+    ch_mult: usize,
+    output: &mut [i8],
+) -> KernelResult {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let mut oi = 0;
+    for b in 0..o.n {
+        for oy in 0..o.h {
+            for ox in 0..o.w {
+                for c in 0..o.c {
+                    let ic = c.checked_div(ch_mult).ok_or(BAD)?;
+                    let mut acc = ops.bias.and_then(|b| b.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(y) =
+                            Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
+                        else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(x) =
+                                Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w)
+                            else {
+                                continue;
+                            };
+                            let xv = *input.get(((b * i.h + y) * i.w + x) * i.c + ic).ok_or(BAD)?;
+                            let wv = *filter.get((ky * kw + kx) * o.c + c).ok_or(BAD)?;
+                            acc = acc.wrapping_add(
+                                (xv as i32)
+                                    .wrapping_add(q.input_offset)
+                                    .wrapping_mul(wv as i32),
+                            );
+                        }
+                    }
+                    let r =
+                        Requant::new(*ops.mult.get(c).ok_or(BAD)?, *ops.shift.get(c).ok_or(BAD)?);
+                    put(output, oi, q.out(acc, &r))?;
+                    oi += 1;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -534,6 +611,12 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
             .iter()
             .take(cn)
             .all(|r| Requant::from_words(r).is_fast());
+        // Whole blocks, fast channels, the usual clamp and output offset.
+        let quick = fast
+            && cn == 4 * blocks
+            && q.act_min == -128
+            && q.act_max == 127
+            && (-128..=127).contains(&q.output_offset);
         let mut taps = Taps::new(cn);
         for (blk, dst) in wq
             .chunks_exact_mut(2 * ntaps.max(1))
@@ -562,6 +645,11 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
                             taps.push(run)?;
                         }
                     }
+                    let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
+                    let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
+                    if quick && M::dw_pixel(&taps, wq, full, req, dst, blocks, accs)? {
+                        continue;
+                    }
                     M::dw_row(&taps, wq, full, accs, blocks)?;
                     // Channel tail (C % 4): plain loop.
                     for l in 4 * blocks..cn {
@@ -573,8 +661,6 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
                         }
                         *accs.get_mut(l).ok_or(BAD)? = a;
                     }
-                    let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
-                    let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
                     finish_acc(q, accs, req, fast, dst);
                 }
             }
@@ -594,7 +680,9 @@ pub(crate) struct Taps<'a> {
     runs: [&'a [i8]; DW_MAX_TAPS],
     /// `runs[t].as_ptr()`, for the DSP loop.
     #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
-    ptrs: [*const i8; DW_MAX_TAPS],
+    /// One slot more than `runs`: the slot after the last run is null
+    /// (the end marker of the DSP pixel loop).
+    ptrs: [*const i8; DW_MAX_TAPS + 1],
     n: usize,
     len: usize,
 }
@@ -604,7 +692,7 @@ impl<'a> Taps<'a> {
     pub(crate) fn new(len: usize) -> Self {
         Taps {
             runs: [&[]; DW_MAX_TAPS],
-            ptrs: [core::ptr::null(); DW_MAX_TAPS],
+            ptrs: [core::ptr::null(); DW_MAX_TAPS + 1],
             n: 0,
             len,
         }
@@ -626,6 +714,9 @@ impl<'a> Taps<'a> {
         };
         (*r, *p) = (run, run.as_ptr());
         self.n += 1;
+        if let Some(end) = self.ptrs.get_mut(self.n) {
+            *end = core::ptr::null();
+        }
         Ok(())
     }
 
@@ -644,7 +735,8 @@ impl<'a> Taps<'a> {
         self.n
     }
 
-    /// Start pointers of the runs (each run at least [`Taps::len`] long).
+    /// Start pointers of the runs (each run at least [`Taps::len`] long),
+    /// followed in memory by a null pointer.
     #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn ptrs(&self) -> &[*const i8] {
@@ -692,11 +784,13 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
     let per_block = (PATCH_BYTES / len.max(1)).max(1);
     let pixels = o.n * o.h * o.w;
     let patches = take::<i8, PATCH_BYTES>(&mut scratch)?;
-    let cols = take::<[i8; PACK_IC], 4>(&mut scratch)?;
+    // Weight columns ([ConvMac::pack4]'s input), or with ConvMac::QUAD the
+    // quad loop's operands (the weights are packed straight from `filter`).
+    let mid = take::<u64, { PACK_IC / 2 }>(&mut scratch)?;
     let buf = take::<u32, { 2 * PACK_IC }>(&mut scratch)?;
-    // Taps past the last (up to a multiple of four) weigh 0.
-    for c in cols.iter_mut() {
-        c.fill(0);
+    if !M::QUAD {
+        // Taps past the last (up to a multiple of four) weigh 0.
+        mid.fill(0);
     }
     let packed = buf.get_mut(..M::PACK_WORDS * len).ok_or(BAD)?;
     let mut p0 = 0;
@@ -729,33 +823,75 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
             let n = 4.min(cout - oc);
             let mut init4 = [0i32; 4];
             let mut req4 = [Requant::new(0, 0); 4];
-            for (l, col) in cols.iter_mut().enumerate() {
-                let c = oc + l.min(n - 1);
-                let mut s = 0i32;
-                for (t, d) in col.iter_mut().enumerate().take(ntaps) {
-                    *d = *filter.get(t * cout + c).ok_or(BAD)?;
-                    s = s.wrapping_add(*d as i32);
+            if M::QUAD {
+                // Pack the four channels' taps straight from the IHWO weights
+                // (ConvMac::pack4's layout: per group of four taps and channel,
+                // taps 0,2 and 1,3 as int16 lanes; taps past the last weigh 0).
+                for (gi, o) in packed.as_chunks_mut::<8>().0.iter_mut().enumerate() {
+                    for l in 0..4 {
+                        let c = oc + l.min(n - 1);
+                        let mut v = [0i32; 4];
+                        for (k, d) in v.iter_mut().enumerate() {
+                            let t = 4 * gi + k;
+                            if t < ntaps {
+                                *d = *filter.get(t * cout + c).ok_or(BAD)? as i32;
+                            }
+                        }
+                        init4[l] = init4[l].wrapping_add(v[0] + v[1] + v[2] + v[3]);
+                        o[2 * l] = super::dsp::pack16(v[0], v[2]);
+                        o[2 * l + 1] = super::dsp::pack16(v[1], v[3]);
+                    }
                 }
+            } else {
+                let cols: &mut [[i8; PACK_IC]] =
+                    bytemuck::try_cast_slice_mut(&mut mid[..]).map_err(|_| BAD)?;
+                for (l, col) in cols.iter_mut().enumerate() {
+                    let c = oc + l.min(n - 1);
+                    for (t, d) in col.iter_mut().enumerate().take(ntaps) {
+                        *d = *filter.get(t * cout + c).ok_or(BAD)?;
+                        init4[l] = init4[l].wrapping_add(*d as i32);
+                    }
+                }
+                let [c0, c1, c2, c3, ..] = cols else {
+                    return Err(BAD);
+                };
+                let (Some(c0), Some(c1), Some(c2), Some(c3)) =
+                    (c0.get(..len), c1.get(..len), c2.get(..len), c3.get(..len))
+                else {
+                    return Err(BAD);
+                };
+                M::pack4([c0, c1, c2, c3], packed);
+            }
+            for l in 0..4 {
+                let c = oc + l.min(n - 1);
                 init4[l] = bias
                     .and_then(|b| b.get(c).copied())
                     .unwrap_or(0)
-                    .wrapping_add(off.wrapping_mul(s));
+                    .wrapping_add(off.wrapping_mul(init4[l]));
                 req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
             }
             let fast4 = req4.iter().all(Requant::is_fast);
             let req4 = req4.map(|r| r.to_words(q.output_offset));
-            let [c0, c1, c2, c3] = &*cols;
-            let (Some(c0), Some(c1), Some(c2), Some(c3)) =
-                (c0.get(..len), c1.get(..len), c2.get(..len), c3.get(..len))
-            else {
-                return Err(BAD);
-            };
-            M::pack4([c0, c1, c2, c3], packed);
-            for (k, patch) in patches.chunks_exact(len.max(1)).take(pn).enumerate() {
-                let acc = M::dot_1x4(patch, packed, init4);
-                let ob = (p0 + k) * cout + oc;
-                let dst = output.get_mut(ob..ob + n).ok_or(BAD)?;
-                finish_acc(q, &acc, &req4, fast4, dst);
+            let rows = patches.get(..pn * len).ok_or(BAD)?;
+            if M::QUAD
+                && n == 4
+                && fast4
+                && q.act_min == -128
+                && q.act_max == 127
+                && (-128..=127).contains(&q.output_offset)
+            {
+                let out = output.get_mut(p0 * cout + oc..).ok_or(BAD)?;
+                let ctx: &mut [[i32; 4]] =
+                    bytemuck::try_cast_slice_mut(&mut mid[..]).map_err(|_| BAD)?;
+                let ctx = ctx.try_into().map_err(|_| BAD)?;
+                M::pointwise_quad(rows, packed, init4, &req4, out, cout, ctx)?;
+            } else {
+                for (k, patch) in rows.chunks_exact(len.max(1)).enumerate() {
+                    let acc = M::dot_1x4(patch, packed, init4);
+                    let ob = (p0 + k) * cout + oc;
+                    let dst = output.get_mut(ob..ob + n).ok_or(BAD)?;
+                    finish_acc(q, &acc, &req4, fast4, dst);
+                }
             }
             oc += 4;
         }
