@@ -241,6 +241,9 @@ def host_section(build, root):
         "|---|---:|---:|",
         f"| x86-64 ({facts['cpu']}) | {n:,} | ≤ 4,000,000 |", "",
         f"Command: `{facts['command']}` (a step of `bench/run.sh`).", "",
+        "The cortex_m kernels run SSE2 layer kernels there (`cortex_m/x86.rs`, `conv/x86.rs`,",
+        "`depthwise/x86.rs`: `PMADDWD` products, vector requantization; SSE2 is baseline x86-64,",
+        "so no runtime detection), bit-exact with the scalar code they replace.", "",
     ]
 
 

@@ -21,6 +21,8 @@ mod pool;
 mod requant;
 #[cfg(test)]
 mod testutil;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 pub use conv::{conv_s8, conv_s8_in, CONV_SCRATCH_BYTES};
 pub use depthwise::{depthwise_conv_s8, depthwise_conv_s8_in, DEPTHWISE_SCRATCH_BYTES};
@@ -29,12 +31,15 @@ pub use pool::{avg_pool_s8, max_pool_s8};
 
 /// The multiply-accumulate implementation this build runs: Helium layer
 /// kernels with `mve` (Cortex-M55/M85), `SXTB16`/`SMLAD` with `dsp`
-/// (Armv7E-M, Armv8-M Mainline), plain Rust otherwise.
+/// (Armv7E-M, Armv8-M Mainline), SSE2 layer kernels on x86-64 hosts, plain
+/// Rust otherwise.
 #[cfg(feature = "mve")]
 type Active = mac::Mve;
 #[cfg(all(feature = "dsp", not(feature = "mve")))]
 type Active = mac::Dsp;
-#[cfg(not(feature = "dsp"))]
+#[cfg(all(not(feature = "dsp"), target_arch = "x86_64"))]
+type Active = mac::X86;
+#[cfg(all(not(feature = "dsp"), not(target_arch = "x86_64")))]
 type Active = mac::Scalar;
 
 /// NHWC sizes.

@@ -21,6 +21,8 @@ mod mve;
 mod scalar;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 /// `arm_convolve_s8` (all of CMSIS-NN's conv paths compute the same sums):
 /// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over

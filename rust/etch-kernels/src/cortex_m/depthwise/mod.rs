@@ -17,6 +17,8 @@ mod mve;
 mod scalar;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 /// `arm_depthwise_conv_s8`: output channel `oc = ic·ch_mult + m` sees only
 /// input channel `ic`; weights `[1, KH, KW, C_out]`.
