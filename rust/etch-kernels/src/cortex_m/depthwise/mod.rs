@@ -805,18 +805,33 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 (p / o.w.max(1)) % o.h.max(1),
                 p % o.w.max(1),
             );
-            patch.fill(0);
-            let mut t = 0;
+            // Padding taps hold the zero point, taps past the last 0.
+            let (taps_in, tail) = patch.split_at_mut_checked(ntaps).ok_or(BAD)?;
+            taps_in.fill(zp);
+            tail.fill(0);
+            // The in-bounds taps of each kernel row are one run of the
+            // input row (copied at once when undilated).
+            let (kx0, kx1) = taps(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w);
             for ky in 0..kh {
-                let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
-                for kx in 0..kw {
-                    let x = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
-                    let v = match (y, x) {
-                        (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
-                        _ => zp,
-                    };
-                    *patch.get_mut(t).ok_or(BAD)? = v;
-                    t += 1;
+                let Some(y) = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h)
+                else {
+                    continue;
+                };
+                if kx1 <= kx0 {
+                    continue;
+                }
+                let row0 = (b * i.h + y) * i.w;
+                if g.dilation.1 == 1 {
+                    let x0 = (ox * g.stride.1 + kx0).wrapping_sub(g.padding.1);
+                    let src = input.get(row0 + x0..row0 + x0 + (kx1 - kx0)).ok_or(BAD)?;
+                    let dst = taps_in.get_mut(ky * kw + kx0..ky * kw + kx1).ok_or(BAD)?;
+                    dst.copy_from_slice(src);
+                } else {
+                    for kx in kx0..kx1 {
+                        let x = ox * g.stride.1 + kx * g.dilation.1 - g.padding.1;
+                        *taps_in.get_mut(ky * kw + kx).ok_or(BAD)? =
+                            *input.get(row0 + x).ok_or(BAD)?;
+                    }
                 }
             }
         }
@@ -830,13 +845,18 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 // (ConvMac::pack4's layout: per group of four taps and channel,
                 // taps 0,2 and 1,3 as int16 lanes; taps past the last weigh 0).
                 for (gi, o) in packed.as_chunks_mut::<8>().0.iter_mut().enumerate() {
+                    let t0 = 4 * gi;
                     for l in 0..4 {
                         let c = oc + l.min(n - 1);
                         let mut v = [0i32; 4];
-                        for (k, d) in v.iter_mut().enumerate() {
-                            let t = 4 * gi + k;
-                            if t < ntaps {
-                                *d = *filter.get(t * cout + c).ok_or(BAD)? as i32;
+                        if t0 + 4 <= ntaps {
+                            // A whole group: four weights `cout` apart.
+                            let s = filter.get(t0 * cout + c..).ok_or(BAD)?;
+                            let at = |k: usize| s.get(k * cout).map(|&w| w as i32).ok_or(BAD);
+                            v = [at(0)?, at(1)?, at(2)?, at(3)?];
+                        } else {
+                            for (k, d) in v.iter_mut().enumerate().take(ntaps - t0) {
+                                *d = *filter.get((t0 + k) * cout + c).ok_or(BAD)? as i32;
                             }
                         }
                         init4[l] = init4[l].wrapping_add(v[0] + v[1] + v[2] + v[3]);
