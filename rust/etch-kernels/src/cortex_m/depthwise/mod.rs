@@ -846,18 +846,48 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 // taps 0,2 and 1,3 as int16 lanes; taps past the last weigh 0).
                 for (gi, o) in packed.as_chunks_mut::<8>().0.iter_mut().enumerate() {
                     let t0 = 4 * gi;
+                    if n == 4 && t0 + 4 <= ntaps {
+                        // The quad's weights of four taps (one word each),
+                        // transposed into each channel's int16 pairs (taps
+                        // 0,2 and 1,3).
+                        let s = filter.get(t0 * cout + oc..).ok_or(BAD)?;
+                        let (wa, wb) = (
+                            super::dsp::word(four(s, 0)?),
+                            super::dsp::word(four(s, cout)?),
+                        );
+                        let (wc, wd) = (
+                            super::dsp::word(four(s, 2 * cout)?),
+                            super::dsp::word(four(s, 3 * cout)?),
+                        );
+                        let (ae, ao) = (super::dsp::sxtb16(wa), super::dsp::sxtb16_ror8(wa));
+                        let (be, bo) = (super::dsp::sxtb16(wb), super::dsp::sxtb16_ror8(wb));
+                        let (ce, co) = (super::dsp::sxtb16(wc), super::dsp::sxtb16_ror8(wc));
+                        let (de, dd) = (super::dsp::sxtb16(wd), super::dsp::sxtb16_ror8(wd));
+                        let lo = |x: u32, y: u32| (x & 0xffff) | (y << 16);
+                        let hi = |x: u32, y: u32| (x >> 16) | (y & 0xffff_0000);
+                        *o = [
+                            lo(ae, ce),
+                            lo(be, de),
+                            lo(ao, co),
+                            lo(bo, dd),
+                            hi(ae, ce),
+                            hi(be, de),
+                            hi(ao, co),
+                            hi(bo, dd),
+                        ];
+                        for (l, pair) in o.as_chunks::<2>().0.iter().enumerate() {
+                            let one = 0x0001_0001;
+                            let s = super::dsp::smlad(pair[0], one, 0);
+                            init4[l] = init4[l].wrapping_add(super::dsp::smlad(pair[1], one, s));
+                        }
+                        continue;
+                    }
+                    // A channel tail or the last, partial group: per weight.
                     for l in 0..4 {
                         let c = oc + l.min(n - 1);
                         let mut v = [0i32; 4];
-                        if t0 + 4 <= ntaps {
-                            // A whole group: four weights `cout` apart.
-                            let s = filter.get(t0 * cout + c..).ok_or(BAD)?;
-                            let at = |k: usize| s.get(k * cout).map(|&w| w as i32).ok_or(BAD);
-                            v = [at(0)?, at(1)?, at(2)?, at(3)?];
-                        } else {
-                            for (k, d) in v.iter_mut().enumerate().take(ntaps - t0) {
-                                *d = *filter.get((t0 + k) * cout + c).ok_or(BAD)? as i32;
-                            }
+                        for (k, d) in v.iter_mut().enumerate().take(ntaps - t0) {
+                            *d = *filter.get((t0 + k) * cout + c).ok_or(BAD)? as i32;
                         }
                         init4[l] = init4[l].wrapping_add(v[0] + v[1] + v[2] + v[3]);
                         o[2 * l] = super::dsp::pack16(v[0], v[2]);
