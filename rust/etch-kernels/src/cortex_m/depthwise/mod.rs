@@ -825,7 +825,11 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                     let x0 = (ox * g.stride.1 + kx0).wrapping_sub(g.padding.1);
                     let src = input.get(row0 + x0..row0 + x0 + (kx1 - kx0)).ok_or(BAD)?;
                     let dst = taps_in.get_mut(ky * kw + kx0..ky * kw + kx1).ok_or(BAD)?;
-                    dst.copy_from_slice(src);
+                    // A byte loop: runs are a few taps long (a memcpy call
+                    // cost more than the copy).
+                    for (d, &v) in dst.iter_mut().zip(src) {
+                        *d = v;
+                    }
                 } else {
                     for kx in kx0..kx1 {
                         let x = ox * g.stride.1 + kx * g.dilation.1 - g.padding.1;
