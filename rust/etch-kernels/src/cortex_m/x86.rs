@@ -144,6 +144,39 @@ pub(crate) fn dot4(x: &[i8], packed: &[__m128i]) -> __m128i {
     hsum4(a0, a1, a2, a3)
 }
 
+/// [`dot4`] for eight rows at once (`p0`: rows 0..4, `p1`: rows 4..8, each
+/// packed by [`pack4`]): every chunk of `x` widened once for eight rows.
+#[inline(always)]
+pub(crate) fn dot8(x: &[i8], p0: &[__m128i], p1: &[__m128i]) -> (__m128i, __m128i) {
+    let mut a = [zero(); 8];
+    let (xb, tail) = x.as_chunks::<16>();
+    let mut step = |v: [i8; 16], w0: &[__m128i; 8], w1: &[__m128i; 8]| {
+        let (lo, hi) = widen(bytemuck::cast(v));
+        for r in 0..4 {
+            a[r] = add32(a[r], madd16(lo, w0[2 * r]));
+            a[r + 4] = add32(a[r + 4], madd16(lo, w1[2 * r]));
+        }
+        for r in 0..4 {
+            a[r] = add32(a[r], madd16(hi, w0[2 * r + 1]));
+            a[r + 4] = add32(a[r + 4], madd16(hi, w1[2 * r + 1]));
+        }
+    };
+    let (w0, w1) = (p0.as_chunks::<8>().0, p1.as_chunks::<8>().0);
+    for ((v, w0), w1) in xb.iter().zip(w0).zip(w1) {
+        step(*v, w0, w1);
+    }
+    if !tail.is_empty() {
+        if let (Some(w0), Some(w1)) = (w0.get(xb.len()), w1.get(xb.len())) {
+            let mut v = [0i8; 16];
+            for (d, &s) in v.iter_mut().zip(tail) {
+                *d = s;
+            }
+            step(v, w0, w1);
+        }
+    }
+    (hsum4(a[0], a[1], a[2], a[3]), hsum4(a[4], a[5], a[6], a[7]))
+}
+
 /// `[Σ a0, Σ a1, Σ a2, Σ a3]` (each over its four lanes).
 #[inline(always)]
 pub(crate) fn hsum4(a0: __m128i, a1: __m128i, a2: __m128i, a3: __m128i) -> __m128i {
@@ -238,6 +271,14 @@ impl Rq4 {
     /// the low 32 bits, little-endian).
     #[inline(always)]
     pub(crate) fn apply(&self, acc: __m128i) -> u32 {
+        let v = self.clamp16(self.offset(acc));
+        let v: [u32; 4] = bytemuck::cast(packs16(v, v));
+        v[0]
+    }
+
+    /// Requantized and offset, before the clamp: four int32 lanes.
+    #[inline(always)]
+    pub(crate) fn offset(&self, acc: __m128i) -> __m128i {
         let neg = sra32::<31>(acc);
         let even = mul_u32(acc, self.mult);
         let even = add64(even, self.k_even);
@@ -251,11 +292,20 @@ impl Rq4 {
         let l1 = srl64(odd, self.shift[1]);
         let l3 = srl64(odd, self.shift[3]);
         let v = unpacklo64(unpacklo32(l0, l1), unpackhi32(l2, l3));
-        let v = add32(v, self.bias);
-        let v = packs32(v, v);
-        let v = min16(max16(v, self.act_min), self.act_max);
-        let v: [u32; 4] = bytemuck::cast(packs16(v, v));
-        v[0]
+        add32(v, self.bias)
+    }
+
+    /// [`Rq4::offset`] lanes of two groups (`a`: lanes 0..4, `b`: 4..8)
+    /// saturated to int16 and clamped to the activation range (the same
+    /// for every group of a layer).
+    #[inline(always)]
+    pub(crate) fn clamp16_2(&self, a: __m128i, b: __m128i) -> __m128i {
+        min16(max16(packs32(a, b), self.act_min), self.act_max)
+    }
+
+    #[inline(always)]
+    fn clamp16(&self, a: __m128i) -> __m128i {
+        self.clamp16_2(a, a)
     }
 
     /// [`Rq4::apply`] into `dst` (its first up to four bytes).
@@ -270,6 +320,19 @@ impl Rq4 {
             }
         }
     }
+}
+
+/// Eight clamped outputs ([`Rq4::clamp16_2`] of two groups) as int8.
+#[inline(always)]
+pub(crate) fn pack8(v: __m128i) -> [i8; 8] {
+    let [lo, _]: [[i8; 8]; 2] = bytemuck::cast(packs16(v, v));
+    lo
+}
+
+/// Sixteen clamped outputs ([`Rq4::clamp16_2`] of four groups) as int8.
+#[inline(always)]
+pub(crate) fn pack16(lo: __m128i, hi: __m128i) -> [i8; 16] {
+    bytemuck::cast(packs16(lo, hi))
 }
 
 /// Requantizes four finished accumulators into `dst` (its first up to four

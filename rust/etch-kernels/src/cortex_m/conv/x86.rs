@@ -7,10 +7,10 @@
 use super::super::common::{init, row, ConvOperands};
 use super::super::mac::{Scalar, X86};
 use super::super::requant::Requant;
-use super::super::x86::{add32, dot4, finish4, pack4, zero, Rq4, MAX_LEN, PACK_WORDS};
+use super::super::x86::{add32, dot4, dot8, finish4, pack4, pack8, zero, Rq4, MAX_LEN, PACK_WORDS};
 use super::super::BAD;
 use super::ConvMac;
-use crate::error::KernelResult;
+use crate::error::{KernelError, KernelResult};
 
 impl ConvMac for X86 {
     const PACKED_POINTWISE: bool = <Scalar as ConvMac>::PACKED_POINTWISE;
@@ -53,6 +53,12 @@ impl ConvMac for X86 {
     }
 }
 
+/// Values `4h..4h + 4` of eight.
+#[inline(always)]
+fn split4<T: Copy + Default>(v: [T; 8], h: usize) -> [T; 4] {
+    core::array::from_fn(|l| v.get(4 * h + l).copied().unwrap_or_default())
+}
+
 /// 1×1 convolution as `pixels × cin` by `cin × cout`: per group of four
 /// output channels (a last short group repeats its last channel and drops
 /// the copies) their weight rows widened once ([`pack4`], 2 KiB of stack),
@@ -67,12 +73,46 @@ pub(crate) fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<Ker
     if cin == 0 || cin > MAX_LEN || cout == 0 {
         return None;
     }
-    let mut packed = [zero(); PACK_WORDS];
+    let (mut packed, mut packed_hi) = ([zero(); PACK_WORDS], [zero(); PACK_WORDS]);
     Some((|| {
         let input = ops.input.get(..pixels * cin).ok_or(BAD)?;
         let output = output.get_mut(..pixels * cout).ok_or(BAD)?;
         let packed = packed.get_mut(..8 * cin.div_ceil(16)).ok_or(BAD)?;
+        let packed_hi = packed_hi.get_mut(..8 * cin.div_ceil(16)).ok_or(BAD)?;
         let mut oc = 0;
+        while cout - oc >= 8 {
+            // Eight channels per pass when all eight requantize in vector form.
+            let (mut init8, mut mult8, mut shift8) = ([0i32; 8], [0i32; 8], [0i32; 8]);
+            for l in 0..8 {
+                let c = oc + l;
+                init8[l] = init(ops.bias, c, q.input_offset, row(filter, c * cin, cin)?);
+                mult8[l] = *ops.mult.get(c).ok_or(BAD)?;
+                shift8[l] = *ops.shift.get(c).ok_or(BAD)?;
+            }
+            let (Some(rq0), Some(rq1)) = (
+                Rq4::new(q, split4(mult8, 0), split4(shift8, 0)),
+                Rq4::new(q, split4(mult8, 1), split4(shift8, 1)),
+            ) else {
+                break;
+            };
+            let rows = |h: usize| -> Result<[&[i8]; 4], KernelError> {
+                let at = |l: usize| row(filter, (oc + 4 * h + l) * cin, cin);
+                Ok([at(0)?, at(1)?, at(2)?, at(3)?])
+            };
+            pack4(rows(0)?, packed);
+            pack4(rows(1)?, packed_hi);
+            let (i0, i1) = (
+                bytemuck::cast(split4(init8, 0)),
+                bytemuck::cast(split4(init8, 1)),
+            );
+            for (x, o) in input.chunks_exact(cin).zip(output.chunks_exact_mut(cout)) {
+                let (a0, a1) = dot8(x, packed, packed_hi);
+                let v = rq0.clamp16_2(rq0.offset(add32(a0, i0)), rq1.offset(add32(a1, i1)));
+                let v = pack8(v);
+                *<&mut [i8; 8]>::try_from(o.get_mut(oc..oc + 8).ok_or(BAD)?).map_err(|_| BAD)? = v;
+            }
+            oc += 8;
+        }
         while oc < cout {
             let n = 4.min(cout - oc);
             let ch = |l: usize| oc + l.min(n - 1);

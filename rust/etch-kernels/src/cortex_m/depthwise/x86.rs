@@ -8,8 +8,8 @@ use super::super::common::ConvOperands;
 use super::super::mac::{Scalar, X86};
 use super::super::requant::Requant;
 use super::super::x86::{
-    add32, dot4, finish4, madd16, pack4, unpackhi8, unpacklo8, widen, zero, Rq4, MAX_LEN,
-    PACK_WORDS,
+    add32, dot4, dot8, finish4, madd16, pack16, pack4, pack8, unpackhi8, unpacklo8, widen, zero,
+    Rq4, MAX_LEN, PACK_WORDS,
 };
 use super::super::{Window, BAD};
 use super::{DepthwiseMac, Taps};
@@ -67,6 +67,49 @@ impl DepthwiseMac for X86 {
 /// Bytes of gathered windows [`single_channel`] keeps on the stack.
 const WINDOW_BYTES: usize = 4096;
 
+/// Output channels `oc..oc + 4` of a one-input-channel layer (a short last
+/// group repeats its last channel): their weight columns gathered into
+/// `cols` and packed ([`pack4`]); returns their constant terms (`bias +
+/// offset·Σw`), multipliers and shifts.
+#[allow(clippy::type_complexity)]
+fn gather(
+    ops: &ConvOperands<'_>,
+    cols: &mut [[i8; MAX_LEN]; 4],
+    ntaps: usize,
+    oc: usize,
+    packed: &mut [__m128i],
+) -> Result<([i32; 4], [i32; 4], [i32; 4]), KernelError> {
+    let cout = ops.g.output.c;
+    let n = 4.min(cout.saturating_sub(oc)).max(1);
+    let (mut init4, mut mult4, mut shift4) = ([0i32; 4], [0i32; 4], [0i32; 4]);
+    for (l, col) in cols.iter_mut().enumerate() {
+        let c = oc + l.min(n - 1);
+        let mut s = 0i32;
+        for (t, d) in col.iter_mut().enumerate().take(ntaps) {
+            *d = *ops.filter.get(t * cout + c).ok_or(BAD)?;
+            s = s.wrapping_add(*d as i32);
+        }
+        init4[l] = ops
+            .bias
+            .and_then(|b| b.get(c).copied())
+            .unwrap_or(0)
+            .wrapping_add(ops.q.input_offset.wrapping_mul(s));
+        mult4[l] = *ops.mult.get(c).ok_or(BAD)?;
+        shift4[l] = *ops.shift.get(c).ok_or(BAD)?;
+    }
+    let [c0, c1, c2, c3] = &*cols;
+    let (Some(c0), Some(c1), Some(c2), Some(c3)) = (
+        c0.get(..ntaps),
+        c1.get(..ntaps),
+        c2.get(..ntaps),
+        c3.get(..ntaps),
+    ) else {
+        return Err(BAD);
+    };
+    pack4([c0, c1, c2, c3], packed);
+    Ok((init4, mult4, shift4))
+}
+
 /// Depthwise with one input channel as a matrix product: each output
 /// pixel's window (padding taps = the input zero point, whose
 /// offset-corrected value is 0) is one row, zero-filled to whole chunks of
@@ -76,7 +119,7 @@ const WINDOW_BYTES: usize = 4096;
 /// zero point is an int8 value.
 #[inline(never)]
 pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
-    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (g, q, input) = (&ops.g, &ops.q, ops.input);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh.checked_mul(kw)?;
     let len = ntaps.div_ceil(16) * 16;
@@ -88,10 +131,11 @@ pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
     let per_block = WINDOW_BYTES / len;
     let pixels = o.n * o.h * o.w;
     let mut windows = [0i8; WINDOW_BYTES];
-    let mut packed = [zero(); PACK_WORDS];
+    let (mut packed, mut packed_hi) = ([zero(); PACK_WORDS], [zero(); PACK_WORDS]);
     let mut cols = [[0i8; MAX_LEN]; 4];
     Some((|| {
         let packed = packed.get_mut(..8 * (len / 16)).ok_or(BAD)?;
+        let packed_hi = packed_hi.get_mut(..8 * (len / 16)).ok_or(BAD)?;
         let mut p0 = 0;
         while p0 < pixels {
             let pn = per_block.min(pixels - p0);
@@ -119,36 +163,30 @@ pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
             let mut oc = 0;
             while oc < cout {
                 let n = 4.min(cout - oc);
-                let (mut init4, mut mult4, mut shift4) = ([0i32; 4], [0i32; 4], [0i32; 4]);
-                for (l, col) in cols.iter_mut().enumerate() {
-                    let c = oc + l.min(n - 1);
-                    let mut s = 0i32;
-                    for (t, d) in col.iter_mut().enumerate().take(ntaps) {
-                        *d = *filter.get(t * cout + c).ok_or(BAD)?;
-                        s = s.wrapping_add(*d as i32);
-                    }
-                    init4[l] = ops
-                        .bias
-                        .and_then(|b| b.get(c).copied())
-                        .unwrap_or(0)
-                        .wrapping_add(q.input_offset.wrapping_mul(s));
-                    mult4[l] = *ops.mult.get(c).ok_or(BAD)?;
-                    shift4[l] = *ops.shift.get(c).ok_or(BAD)?;
-                }
+                let (init4, mult4, shift4) = gather(ops, &mut cols, ntaps, oc, packed)?;
                 let rq = Rq4::new(q, mult4, shift4);
+                if let (Some(rq), true) = (&rq, cout - oc >= 8) {
+                    // Eight channels per pass when the next four requantize
+                    // in vector form too.
+                    let (init_b, mult_b, shift_b) =
+                        gather(ops, &mut cols, ntaps, oc + 4, packed_hi)?;
+                    if let Some(rq_b) = Rq4::new(q, mult_b, shift_b) {
+                        let (i0, i1) = (bytemuck::cast(init4), bytemuck::cast(init_b));
+                        for (k, win) in windows.chunks_exact(len).take(pn).enumerate() {
+                            let (a0, a1) = dot8(win, packed, packed_hi);
+                            let v =
+                                rq.clamp16_2(rq.offset(add32(a0, i0)), rq_b.offset(add32(a1, i1)));
+                            let ob = (p0 + k) * cout + oc;
+                            let dst = output.get_mut(ob..ob + 8).ok_or(BAD)?;
+                            *<&mut [i8; 8]>::try_from(dst).map_err(|_| BAD)? = pack8(v);
+                        }
+                        oc += 8;
+                        continue;
+                    }
+                }
                 let req4: [Requant; 4] =
                     core::array::from_fn(|l| Requant::new(mult4[l], shift4[l]));
                 let fast = req4.iter().all(Requant::is_fast);
-                let [c0, c1, c2, c3] = &cols;
-                let (Some(c0), Some(c1), Some(c2), Some(c3)) = (
-                    c0.get(..ntaps),
-                    c1.get(..ntaps),
-                    c2.get(..ntaps),
-                    c3.get(..ntaps),
-                ) else {
-                    return Err(BAD);
-                };
-                pack4([c0, c1, c2, c3], packed);
                 let init4 = bytemuck::cast(init4);
                 for (k, win) in windows.chunks_exact(len).take(pn).enumerate() {
                     // Window bytes past `ntaps` stay 0 (never written) and
@@ -320,6 +358,15 @@ pub(crate) fn mult1(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelR
                                 a1 = add32(a1, madd16(l1, w[1]));
                                 a2 = add32(a2, madd16(h0, w[2]));
                                 a3 = add32(a3, madd16(h1, w[3]));
+                            }
+                            if let ([Some(r0), Some(r1), Some(r2), Some(r3)], Ok(d)) =
+                                (rq, <&mut [i8; 16]>::try_from(&mut *dst))
+                            {
+                                // A whole block, all four groups in vector form.
+                                let lo = r0.clamp16_2(r0.offset(a0), r1.offset(a1));
+                                let hi = r0.clamp16_2(r2.offset(a2), r3.offset(a3));
+                                *d = pack16(lo, hi);
+                                continue;
                             }
                             let quarters = [a0, a1, a2, a3].into_iter().zip(r.as_chunks::<4>().0);
                             for (((acc, r), rq), d) in quarters.zip(rq).zip(dst.chunks_mut(4)) {
