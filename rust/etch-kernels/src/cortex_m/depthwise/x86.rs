@@ -133,6 +133,7 @@ pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
     let mut windows = [0i8; WINDOW_BYTES];
     let (mut packed, mut packed_hi) = ([zero(); PACK_WORDS], [zero(); PACK_WORDS]);
     let mut cols = [[0i8; MAX_LEN]; 4];
+    let mut xs = [None; MAX_LEN];
     Some((|| {
         let packed = packed.get_mut(..8 * (len / 16)).ok_or(BAD)?;
         let packed_hi = packed_hi.get_mut(..8 * (len / 16)).ok_or(BAD)?;
@@ -146,11 +147,14 @@ pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
                     (p / o.w.max(1)) % o.h.max(1),
                     p % o.w.max(1),
                 );
+                // Column positions once per window, not once per row.
+                for (kx, d) in xs.iter_mut().enumerate().take(kw) {
+                    *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                }
                 let mut t = 0;
                 for ky in 0..kh {
                     let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
-                    for kx in 0..kw {
-                        let x = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    for &x in xs.iter().take(kw) {
                         let v = match (y, x) {
                             (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
                             _ => zp,
@@ -308,15 +312,17 @@ pub(crate) fn mult1(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelR
             }
             let zps = zpbuf.get(..cn).ok_or(BAD)?;
             let mut runs: [&[i8]; MULT1_TAPS + 1] = [&[]; MULT1_TAPS + 1];
+            let mut xs = [None; MULT1_TAPS];
             for b in 0..o.n {
                 for oy in 0..o.h {
                     for ox in 0..o.w {
+                        for (kx, d) in xs.iter_mut().enumerate().take(kw) {
+                            *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                        }
                         let mut t = 0;
                         for ky in 0..kh {
                             let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
-                            for kx in 0..kw {
-                                let x =
-                                    Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                            for &x in xs.iter().take(kw) {
                                 let run = match (y, x) {
                                     (Some(y), Some(x)) => {
                                         let at = ((b * i.h + y) * i.w + x) * ch + c0;
