@@ -901,11 +901,11 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
             } else {
                 let cols: &mut [[i8; PACK_IC]] =
                     bytemuck::try_cast_slice_mut(&mut mid[..]).map_err(|_| BAD)?;
-                for (l, col) in cols.iter_mut().enumerate() {
+                for (l, (col, sum)) in cols.iter_mut().zip(init4.iter_mut()).enumerate() {
                     let c = oc + l.min(n - 1);
                     for (t, d) in col.iter_mut().enumerate().take(ntaps) {
                         *d = *filter.get(t * cout + c).ok_or(BAD)?;
-                        init4[l] = init4[l].wrapping_add(*d as i32);
+                        *sum = sum.wrapping_add(*d as i32);
                     }
                 }
                 let [c0, c1, c2, c3, ..] = cols else {
