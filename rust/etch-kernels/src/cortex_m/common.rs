@@ -71,6 +71,23 @@ pub(crate) fn four(s: &[i8], i: usize) -> Result<&[i8; 4], KernelError> {
         .ok_or(BAD)
 }
 
+/// The whole `n`-element runs of `s` in order, as `chunks_exact(n)` gives
+/// them, but none when `n` is 0 and with no panic path: `chunks_exact` is not
+/// always inlined (Cortex-M C API builds with `-C target-cpu`), and its
+/// out-of-line copy links `panic_fmt` through its `n != 0` assertion.
+#[inline(always)]
+pub(crate) fn runs<T>(s: &[T], n: usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = s;
+    core::iter::from_fn(move || {
+        if n == 0 {
+            return None;
+        }
+        let (head, tail) = rest.split_at_checked(n)?;
+        rest = tail;
+        Some(head)
+    })
+}
+
 /// Four int8 values at `p`, any alignment.
 ///
 /// # Safety

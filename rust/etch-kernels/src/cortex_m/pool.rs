@@ -1,7 +1,7 @@
 //! `arm_avgpool_s8` and `arm_max_pool_s8` (`cortex_m::quantized_avg_pool2d`,
 //! `cortex_m::quantized_max_pool2d`): plain Rust on every target.
 
-use super::common::{lanes, put};
+use super::common::{lanes, put, runs};
 use super::{Window, BAD};
 use crate::error::KernelResult;
 
@@ -176,7 +176,7 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                         let row = input.get(start..start + span).ok_or(BAD)?;
                         if n == 4 {
                             // The usual case: no lane loop.
-                            for px in row.chunks_exact(c) {
+                            for px in runs(row, c) {
                                 let Some(&[v0, v1, v2, v3]) = px.get(j..j + 4) else {
                                     return Err(BAD);
                                 };
@@ -186,7 +186,7 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                                 s[3] = s[3].wrapping_add(v3 as i32);
                             }
                         } else {
-                            for px in row.chunks_exact(c) {
+                            for px in runs(row, c) {
                                 let v = lanes(px, j, n)?;
                                 for (s, v) in s.iter_mut().zip(v) {
                                     *s = s.wrapping_add(v as i32);

@@ -6,7 +6,7 @@
 //! One input channel (DS-CNN's first layer) runs as a matrix product on the
 //! convolution's building blocks ([`ConvMac`]).
 
-use super::common::{at4, four, lanes, put, row, take, taps, ConvOperands};
+use super::common::{at4, four, lanes, put, row, runs, take, taps, ConvOperands};
 use super::conv::{ConvMac, PACK_IC};
 use super::requant::{finish_acc, finish_into, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
@@ -942,7 +942,7 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 let ctx = ctx.try_into().map_err(|_| BAD)?;
                 M::pointwise_quad(rows, packed, init4, &req4, out, cout, ctx)?;
             } else {
-                for (k, patch) in rows.chunks_exact(len.max(1)).enumerate() {
+                for (k, patch) in runs(rows, len).enumerate() {
                     let acc = M::dot_1x4(patch, packed, init4);
                     let ob = (p0 + k) * cout + oc;
                     let dst = output.get_mut(ob..ob + n).ok_or(BAD)?;
