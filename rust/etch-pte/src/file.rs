@@ -12,7 +12,7 @@
 //! ```
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::flatbuffer::{read_u32, read_u64, Table, Vector};
+use crate::flatbuffer::{read_u32, read_u64, same_bytes, Table, Vector};
 use crate::schema::{
     BackendDelegateDataReference, ExecutionPlan, Program, SubsegmentOffsets, Tensor,
 };
@@ -198,7 +198,7 @@ impl<'a> PteFile<'a> {
         for plan in self.root.execution_plan()?.iter() {
             let plan = plan?;
             // Bytes, not `name()`: no UTF-8 validator in firmware.
-            if plan.name_bytes()? == name.as_bytes() {
+            if same_bytes(plan.name_bytes()?, name.as_bytes()) {
                 return Ok(plan);
             }
         }

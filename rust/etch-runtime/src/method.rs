@@ -1,5 +1,6 @@
 //! `Method`: a loaded, runnable method.
 
+use etch_pte::flatbuffer::same_bytes;
 use etch_pte::schema::{EValue, ExecutionPlan};
 use etch_pte::types::TensorDataLocation;
 use etch_pte::{InstructionArgs, PteFile, ShapeDynamism, Value, ValueKind, Vector};
@@ -327,7 +328,7 @@ impl<'a, 'm> Method<'a, 'm> {
             let id = d.id_bytes()?;
             let backend = backends
                 .iter()
-                .find(|b| b.id().as_bytes() == id)
+                .find(|b| same_bytes(b.id().as_bytes(), id))
                 .ok_or_else(|| {
                     etch_log!(
                         error,
@@ -586,7 +587,7 @@ impl<'a, 'm> Method<'a, 'm> {
                         let backend = *self
                             .backends
                             .iter()
-                            .find(|b| b.id().as_bytes() == id)
+                            .find(|b| same_bytes(b.id().as_bytes(), id))
                             .ok_or(Error::new(
                                 ErrorCode::NotFound,
                                 "backend not registered",

@@ -7,6 +7,7 @@
 
 use crate::context::KernelContext;
 use crate::Result;
+use etch_pte::flatbuffer::same_bytes;
 
 /// The EValue kind a kernel expects at one position of its argument list.
 /// Checked for every `KernelCall` when the method loads, so an operator whose
@@ -114,14 +115,15 @@ impl Kernel {
 
     /// [`Kernel::matches`] on the raw name bytes of the program.
     pub fn matches_bytes(&self, n: &[u8], o: &[u8]) -> bool {
+        // Byte loops (`same_bytes`), not `==`: no `memcmp` in firmware.
         let full = self.name.as_bytes();
         if o.is_empty() {
-            return full == n;
+            return same_bytes(full, n);
         }
         full.len() == n.len() + 1 + o.len()
-            && full.starts_with(n)
+            && same_bytes(full.get(..n.len()).unwrap_or(&[]), n)
             && full.get(n.len()) == Some(&b'.')
-            && full.ends_with(o)
+            && same_bytes(full.get(n.len() + 1..).unwrap_or(&[]), o)
     }
 }
 

@@ -39,7 +39,7 @@ pub(crate) struct Layout {
 
 /// Whether kernel calls to `name` make their output an alias of their input.
 pub(crate) fn is_view_op(name: &[u8]) -> bool {
-    name == b"executorch_prim::et_view"
+    etch_pte::flatbuffer::same_bytes(name, b"executorch_prim::et_view")
 }
 
 /// Calls `f` for every value index the plan's instructions write at run time

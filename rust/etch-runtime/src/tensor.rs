@@ -37,8 +37,11 @@ impl Shape {
                 ));
             }
             seen |= 1 << d;
-            s.sizes[i] = size;
-            s.dim_order[i] = d;
+            // Checked writes: `i < rank <= 16`, but the optimiser does not
+            // always see it and an index would link the panic path.
+            if let (Some(sz), Some(o)) = (s.sizes.get_mut(i), s.dim_order.get_mut(i)) {
+                (*sz, *o) = (size, d);
+            }
         }
         Ok(s)
     }
