@@ -182,17 +182,18 @@ LIMITS = {
     ],
     "cortex-m4": [
         # key, guard, target, what
-        ("instructions_per_inference", 5_311_000, 5_000_000,
-         "instructions (guard: 5,284,153 measured + 0.5 %; issue 14 target 5.0 M)"),
+        ("instructions_per_inference", 5_177_000, 5_000_000,
+         "instructions (guard: 5,151,158 measured + 0.5 %; issue 14 target 5.0 M)"),
         ("flash_core_bytes", 19_486, 12_288, "core flash, bench firmware (19,389 + 0.5 %)"),
         ("flash_kernels_bytes", 16_384, 16_384, "DS-CNN kernels flash with dsp"),
         ("inference_stack_bytes", 4_096, 2_048, "stack of one inference"),
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured
-        # value (1,587,956: 3x3 depthwise on channel planes, first layer on
-        # gathered windows, 16-channel avg pool), below the target.
-        ("instructions_per_inference", 1_596_000, 1_600_000,
+        # value (1,453,774: 3x3 depthwise on channel planes, first layer on
+        # gathered windows, 16-channel avg pool, each conv's tensors resolved
+        # once), + 0.5 %, below the target.
+        ("instructions_per_inference", 1_462_000, 1_600_000,
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
     ],
 }

@@ -33,6 +33,7 @@ static unsigned current;
 static char out_path[512] = "etch_counts.txt";
 static char pcprof_path[512];
 #define PCPROF_SPAN (4u << 20)
+static uint64_t pc_bucket = UINT64_MAX; /* pcbucket=K: profile bucket K only */
 static uint64_t *pc_counts; /* per halfword address, when pcprof is on */
 /* The PCPROF_SPAN-aligned window holding the first executed instruction
  * (0 on the MPS2 boards; 0x10000000 on AN547, whose code runs from the
@@ -44,7 +45,7 @@ static void on_insn(unsigned int vcpu, void *udata)
     (void)vcpu;
     total++;
     counts[current]++;
-    if (pc_counts) {
+    if (pc_counts && (pc_bucket == UINT64_MAX || pc_bucket == current)) {
         uint64_t pc = (uint64_t)(uintptr_t)udata;
         if (pc_base == UINT64_MAX) {
             pc_base = pc & ~(uint64_t)(PCPROF_SPAN - 1);
@@ -121,6 +122,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             if (!pc_counts) {
                 return -1;
             }
+        } else if (strncmp(argv[i], "pcbucket=", 9) == 0) {
+            pc_bucket = strtoull(argv[i] + 9, NULL, 0);
         } else {
             fprintf(stderr, "etch_count: unknown argument %s\n", argv[i]);
             return -1;

@@ -206,9 +206,14 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
     }
 
-    /// An `int[]` argument of at most 16 items.
+    /// An `int[]` argument of at most 16 items. The list is decoded once
+    /// (not once per item, as `int_list_item` would): kernels read their
+    /// strides, paddings and kernel sizes on every call.
     pub fn int_list(&self, i: usize) -> Result<IntList> {
-        let len = self.int_list_len(i)?;
+        let Value::IntList(items) = self.value(i)? else {
+            return Err(bad_arg("argument is not an IntList", i));
+        };
+        let len = items.len();
         let mut list = IntList {
             items: [0; etch_pte::tensor::MAX_RANK],
             len,
@@ -217,7 +222,11 @@ impl<'c, 'a> KernelContext<'c, 'a> {
             return Err(bad_arg("IntList longer than 16", i));
         }
         for (k, slot) in list.items.iter_mut().take(len).enumerate() {
-            *slot = self.int_list_item(i, k)?;
+            let v = usize::try_from(items.get(k)?).map_err(|_| bad_arg("bad IntList item", i))?;
+            *slot = match self.value_at(v)? {
+                Value::Int(x) => x,
+                _ => return Err(bad_arg("IntList item is not an Int", i)),
+            };
         }
         Ok(list)
     }

@@ -2,7 +2,9 @@
 //! CMSIS-NN; reproduced in Rust with CMSIS-NN's integer arithmetic.
 
 use etch_runtime::context::required;
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{
+    op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorViewMut,
+};
 
 use super::arith::{divide_by_power_of_two, requantize};
 use crate::cortex_m::{
@@ -134,36 +136,34 @@ fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
     Ok((a as usize, b as usize))
 }
 
-/// Reads the geometry and quantization shared by conv and depthwise conv.
-/// `base` is the index of `input_offset` (after `depth_multiplier` for
-/// depthwise).
-fn conv_params(
-    ctx: &KernelContext<'_, '_>,
-    base: usize,
-    out_arg: usize,
-    layout: Layout,
-) -> Result<(Window, ConvQuant)> {
-    let (_, in_shape) = ctx.tensor_info(0)?;
-    let (_, w_shape) = ctx.tensor_info(1)?;
-    let (_, out_shape) = ctx.tensor_info(out_arg)?;
-    if w_shape.rank() != 4 {
-        return Err(bad("conv weight is not rank 4"));
-    }
-    let window = Window {
-        input: nhwc_dims(&in_shape, layout)?,
-        output: nhwc_dims(&out_shape, layout)?,
-        kernel: (w_shape.size(1), w_shape.size(2)),
-        stride: pair(ctx, 3)?,
-        padding: pair(ctx, 4)?,
-        dilation: pair(ctx, 5)?,
-    };
-    let quant = ConvQuant {
+/// Reads the quantization shared by conv and depthwise conv. `base` is the
+/// index of `input_offset` (after `depth_multiplier` for depthwise).
+fn conv_quant(ctx: &KernelContext<'_, '_>, base: usize) -> Result<ConvQuant> {
+    Ok(ConvQuant {
         input_offset: i32_arg(ctx, base)?,
         output_offset: i32_arg(ctx, base + 1)?,
         act_min: i32_arg(ctx, base + 4)?,
         act_max: i32_arg(ctx, base + 5)?,
-    };
-    Ok((window, quant))
+    })
+}
+
+/// The window's tensor sizes from the views' shapes (each tensor is
+/// resolved once, by `io`).
+#[inline(always)]
+fn conv_window(
+    g: &mut Window,
+    x: &etch_runtime::Shape,
+    w: &etch_runtime::Shape,
+    out: &etch_runtime::Shape,
+    layout: Layout,
+) -> Result<()> {
+    if w.rank() != 4 {
+        return Err(bad("conv weight is not rank 4"));
+    }
+    g.input = nhwc_dims(x, layout)?;
+    g.output = nhwc_dims(out, layout)?;
+    g.kernel = (w.size(1), w.size(2));
+    Ok(())
 }
 
 /// `quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
@@ -213,21 +213,81 @@ fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -
     quantized_conv(ctx, layout, true)
 }
 
-/// Both convolutions' adapter (one copy in flash): the depthwise schema has
-/// `depth_multiplier` at 6, so its later arguments sit one further on.
-#[inline(never)]
-fn quantized_conv(ctx: &mut KernelContext<'_, '_>, layout: Layout, depthwise: bool) -> Result<()> {
+/// A convolution call's operands, read from its arguments: slices into the
+/// constants and planned buffers (not the ~100-byte views they came from).
+struct ConvArgs<'d> {
+    g: Window,
+    q: ConvQuant,
+    ch_mult: usize,
+    x: &'d [i8],
+    w: &'d [i8],
+    bias: Option<&'d [i32]>,
+    mult: &'d [i32],
+    shift: &'d [i32],
+    out: &'d mut [i8],
+    scratch: &'d mut [u64],
+}
+
+/// An int8 output view's bytes, taken out of the view for as long as the
+/// call's borrow lasts (`as_i8_mut` would tie them to the view).
+pub(crate) fn into_i8<'d>(out: &mut TensorViewMut<'d>) -> Result<&'d mut [i8]> {
+    if out.dtype != ScalarType::CHAR {
+        return Err(Error::new(
+            ErrorCode::InvalidType,
+            "tensor has an unexpected dtype",
+            out.dtype.0 as u32,
+        ));
+    }
+    bytemuck::try_cast_slice_mut(core::mem::take(&mut out.data)).map_err(|_| bad("int8 output"))
+}
+
+/// Reads both convolutions' arguments. Out of line, and so is the kernel
+/// call ([`run_conv`]): the views `io` returns (about 600 bytes) and the
+/// kernels' locals never share one stack frame.
+#[inline(always)]
+fn conv_args<'c>(
+    ctx: &'c mut KernelContext<'_, '_>,
+    layout: Layout,
+    depthwise: bool,
+) -> Result<ConvArgs<'c>> {
     let d = usize::from(depthwise);
-    let (g, q) = conv_params(ctx, 6 + d, 13 + d, layout)?;
-    let ch_mult = if depthwise {
-        usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?
-    } else {
-        0
+    const NONE: Nhwc = Nhwc {
+        n: 0,
+        h: 0,
+        w: 0,
+        c: 0,
     };
-    let scratch = ctx.take_scratch();
+    // Filled in place (the tensors' fields once `io` has resolved them): no
+    // second copy of the scalars beside the views on the stack.
+    let mut a = ConvArgs {
+        g: Window {
+            input: NONE,
+            output: NONE,
+            kernel: (0, 0),
+            stride: pair(ctx, 3)?,
+            padding: pair(ctx, 4)?,
+            dilation: pair(ctx, 5)?,
+        },
+        q: conv_quant(ctx, 6 + d)?,
+        ch_mult: if depthwise {
+            usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?
+        } else {
+            0
+        },
+        x: &[],
+        w: &[],
+        bias: None,
+        mult: &[],
+        shift: &[],
+        out: &mut [],
+        scratch: ctx.take_scratch(),
+    };
     let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8 + d, 9 + d], [13 + d])?;
-    let (x, w) = (required(x, 0)?, required(w, 1)?);
-    let (mult, shift) = (required(mult, 8 + d)?, required(shift, 9 + d)?);
+    let (Some(x), Some(w), Some(mult), Some(shift)) = (&x, &w, &mult, &shift) else {
+        return Err(bad("required tensor argument is None"));
+    };
+    conv_window(&mut a.g, &x.shape, &w.shape, &out.shape, layout)?;
+    let g = &a.g;
     // OHWI for conv, IHWO for depthwise.
     let weights_fit = if depthwise {
         w.shape.size(3) == g.output.c
@@ -237,13 +297,49 @@ fn quantized_conv(ctx: &mut KernelContext<'_, '_>, layout: Layout, depthwise: bo
     if !weights_fit {
         return Err(bad("conv weight shape"));
     }
-    let bias = bias.map(|b| b.as_i32()).transpose()?;
-    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
-    let out = out.as_i8_mut()?;
+    a.x = x.as_i8()?;
+    a.w = w.as_i8()?;
+    a.bias = bias.map(|b| b.as_i32()).transpose()?;
+    a.mult = mult.as_i32()?;
+    a.shift = shift.as_i32()?;
+    a.out = into_i8(&mut out)?;
+    Ok(a)
+}
+
+/// Both convolutions' adapter (one copy in flash): the depthwise schema has
+/// `depth_multiplier` at 6, so its later arguments sit one further on.
+#[inline(never)]
+fn quantized_conv(ctx: &mut KernelContext<'_, '_>, layout: Layout, depthwise: bool) -> Result<()> {
+    run_conv(&mut conv_args(ctx, layout, depthwise)?, depthwise)
+}
+
+#[inline(never)]
+fn run_conv(a: &mut ConvArgs<'_>, depthwise: bool) -> Result<()> {
     Ok(if depthwise {
-        depthwise_conv_s8_in(&g, &q, ch_mult, x, w, bias, mult, shift, out, scratch)
+        depthwise_conv_s8_in(
+            &a.g,
+            &a.q,
+            a.ch_mult,
+            a.x,
+            a.w,
+            a.bias,
+            a.mult,
+            a.shift,
+            a.out,
+            &mut *a.scratch,
+        )
     } else {
-        conv_s8_in(&g, &q, x, w, bias, mult, shift, out, scratch)
+        conv_s8_in(
+            &a.g,
+            &a.q,
+            a.x,
+            a.w,
+            a.bias,
+            a.mult,
+            a.shift,
+            a.out,
+            &mut *a.scratch,
+        )
     }?)
 }
 
