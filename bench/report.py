@@ -184,7 +184,7 @@ LIMITS = {
         # key, guard, target, what
         ("instructions_per_inference", 5_177_000, 5_000_000,
          "instructions (guard: 5,151,158 measured + 0.5 %; issue 14 target 5.0 M)"),
-        ("flash_core_bytes", 19_486, 12_288, "core flash, bench firmware (19,389 + 0.5 %)"),
+        ("flash_core_bytes", 19_114, 12_288, "core flash, bench firmware (19,019 + 0.5 %)"),
         ("flash_kernels_bytes", 16_384, 16_384, "DS-CNN kernels flash with dsp"),
         ("inference_stack_bytes", 4_096, 2_048, "stack of one inference"),
     ],

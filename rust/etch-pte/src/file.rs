@@ -213,16 +213,17 @@ impl<'a> PteFile<'a> {
     pub fn segment(&self, index: usize) -> Result<&'a [u8]> {
         let seg = self.root.segments()?.get(index)?;
         let what = "segment outside the file";
-        let start = (self.segment_base as u64)
-            .checked_add(seg.offset()?)
+        // In `usize`: an offset or size that does not fit cannot lie in the
+        // file either (same error, no 64-bit arithmetic on the device).
+        let offset = to_usize(seg.offset()?, what, seg.position())?;
+        let size = to_usize(seg.size()?, what, seg.position())?;
+        let start = self
+            .segment_base
+            .checked_add(offset)
             .ok_or(Error::invalid(what, seg.position()))?;
         let end = start
-            .checked_add(seg.size()?)
+            .checked_add(size)
             .ok_or(Error::invalid(what, seg.position()))?;
-        let (start, end) = (
-            to_usize(start, what, seg.position())?,
-            to_usize(end, what, seg.position())?,
-        );
         if start < self.program_size && end > start {
             return Err(Error::invalid(
                 "segment overlaps the program",
@@ -255,13 +256,17 @@ impl<'a> PteFile<'a> {
     pub fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
         let idx = data_buffer_idx as usize;
         let what = "constant data outside its segment";
-        if let Some((cs, offsets)) = self.constant_segment()? {
-            let segment = self.segment(cs.segment_index()? as usize)?;
-            let start = to_usize(offsets.get(idx)?, what, offsets.position())?;
-            return start
-                .checked_add(nbytes)
-                .and_then(|end| segment.get(start..end))
-                .ok_or(Error::invalid(what, offsets.position()));
+        // `constant_segment`, read here without returning its views.
+        if let Some(cs) = self.root.constant_segment()? {
+            let offsets = cs.offsets()?;
+            if offsets.len() > 1 {
+                let segment = self.segment(cs.segment_index()? as usize)?;
+                let start = to_usize(offsets.get(idx)?, what, offsets.position())?;
+                return start
+                    .checked_add(nbytes)
+                    .and_then(|end| segment.get(start..end))
+                    .ok_or(Error::invalid(what, offsets.position()));
+            }
         }
         let buffers = self.root.constant_buffer()?;
         if buffers.is_empty() {

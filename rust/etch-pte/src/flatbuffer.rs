@@ -171,30 +171,45 @@ pub struct Table<'a> {
     pos: usize,
 }
 
+/// Checks the table at `pos` (its vtable header and object extent) and
+/// returns `pos`. Every reader that opens a table returns its position, one
+/// word, through here (in registers on Cortex-M), and the caller makes the
+/// view: a `Result<Table>` came back through memory.
+#[inline(never)]
+fn check_table(buf: &[u8], pos: usize) -> Result<usize> {
+    let soffset = i32::follow(buf, pos)?;
+    // vtable = pos - soffset, in native-width arithmetic.
+    let vtable = if soffset >= 0 {
+        pos.checked_sub(soffset as usize)
+    } else {
+        pos.checked_add(soffset.unsigned_abs() as usize)
+    };
+    let vtable = match vtable {
+        Some(v) if v < buf.len() => v,
+        _ => return Err(Error::invalid("vtable outside buffer", pos)),
+    };
+    let vtable_len = read_u16(buf, vtable)? as usize;
+    let object_len = read_u16(buf, vtable + 2)? as usize;
+    if vtable_len < 4 || !vtable_len.is_multiple_of(2) || vtable + vtable_len > buf.len() {
+        return Err(Error::invalid("malformed vtable", vtable));
+    }
+    if object_len < 4 || pos + object_len > buf.len() {
+        return Err(Error::invalid("table extends past end of buffer", pos));
+    }
+    Ok(pos)
+}
+
+/// The table an offset at `pos` points to, checked: its position.
+#[inline(never)]
+fn follow_table(buf: &[u8], pos: usize) -> Result<usize> {
+    check_table(buf, indirect(buf, pos)?)
+}
+
 impl<'a> Table<'a> {
     /// Opens the table at `pos`, checking its vtable header and object extent.
-    #[inline(never)]
+    #[inline]
     pub fn at(buf: &'a [u8], pos: usize) -> Result<Self> {
-        let soffset = i32::follow(buf, pos)?;
-        // vtable = pos - soffset, in native-width arithmetic.
-        let vtable = if soffset >= 0 {
-            pos.checked_sub(soffset as usize)
-        } else {
-            pos.checked_add(soffset.unsigned_abs() as usize)
-        };
-        let vtable = match vtable {
-            Some(v) if v < buf.len() => v,
-            _ => return Err(Error::invalid("vtable outside buffer", pos)),
-        };
-        let vtable_len = read_u16(buf, vtable)? as usize;
-        let object_len = read_u16(buf, vtable + 2)? as usize;
-        if vtable_len < 4 || !vtable_len.is_multiple_of(2) || vtable + vtable_len > buf.len() {
-            return Err(Error::invalid("malformed vtable", vtable));
-        }
-        if object_len < 4 || pos + object_len > buf.len() {
-            return Err(Error::invalid("table extends past end of buffer", pos));
-        }
-        Ok(Table { buf, pos })
+        check_table(buf, pos).map(|pos| Table { buf, pos })
     }
 
     /// The table's byte offset in the buffer.
@@ -278,11 +293,21 @@ impl<'a> Table<'a> {
     }
 
     /// A child table field.
-    #[inline(never)]
+    #[inline]
     pub fn table(&self, slot: u16) -> Result<Option<Table<'a>>> {
-        match self.reference(slot)? {
-            Some(p) => Table::at(self.buf, p).map(Some),
-            None => Ok(None),
+        Ok(match self.table_pos(slot)? {
+            0 => None,
+            pos => Some(Table { buf: self.buf, pos }),
+        })
+    }
+
+    /// The position of a child table field, checked; 0 when absent (no
+    /// table lies at byte 0: the file starts with the root offset).
+    #[inline(never)]
+    fn table_pos(&self, slot: u16) -> Result<usize> {
+        match self.field_pos(slot, 4)? {
+            0 => Ok(0),
+            p => follow_table(self.buf, p),
         }
     }
 
@@ -347,11 +372,11 @@ impl<'a> Table<'a> {
     }
 
     /// A table field that must be present (`what` when absent).
-    #[inline(never)]
+    #[inline]
     pub fn required_table(&self, slot: u16, what: &'static str) -> Result<Table<'a>> {
-        match self.table(slot)? {
-            Some(t) => Ok(t),
-            None => Err(Error::invalid(what, self.pos)),
+        match self.table_pos(slot)? {
+            0 => Err(Error::invalid(what, self.pos)),
+            pos => Ok(Table { buf: self.buf, pos }),
         }
     }
 
@@ -389,8 +414,9 @@ impl<'a> Follow<'a> for Str<'a> {
 
 impl<'a> Follow<'a> for Table<'a> {
     const INLINE_SIZE: usize = 4;
+    #[inline]
     fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
-        Table::at(buf, indirect(buf, pos)?)
+        follow_table(buf, pos).map(|pos| Table { buf, pos })
     }
 }
 

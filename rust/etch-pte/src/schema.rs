@@ -156,6 +156,7 @@ macro_rules! table_view {
 
         impl<'a> Follow<'a> for $name<'a> {
             const INLINE_SIZE: usize = 4;
+            #[inline]
             fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
                 Table::follow(buf, pos).map($name)
             }

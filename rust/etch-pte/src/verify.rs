@@ -559,14 +559,18 @@ impl<'a> Walk<'_, 'a> {
             self.spend(1, segments.position())?;
             file.segment(i)?;
         }
-        if let Some((cs, offsets)) = file.constant_segment()? {
-            if !program.constant_buffer()?.is_empty() {
-                return Err(Error::invalid(
-                    "both constant_segment and constant_buffer are used",
-                    cs.position(),
-                ));
+        // `PteFile::constant_segment`, without returning its views.
+        if let Some(cs) = program.constant_segment()? {
+            let offsets = cs.offsets()?;
+            if offsets.len() > 1 {
+                if !program.constant_buffer()?.is_empty() {
+                    return Err(Error::invalid(
+                        "both constant_segment and constant_buffer are used",
+                        cs.position(),
+                    ));
+                }
+                self.offsets_inside(cs.segment_index()?, offsets)?;
             }
-            self.offsets_inside(cs.segment_index()?, offsets)?;
         }
         for m in program.mutable_data_segments()?.iter() {
             let m = m?;

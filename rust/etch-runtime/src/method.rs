@@ -130,6 +130,15 @@ fn check_empty_extent(t: &etch_pte::schema::Tensor<'_>, largest: usize, i: usize
     Ok(())
 }
 
+/// The backend registered under `id` (one copy for load and execute).
+#[inline(never)]
+fn find_backend<'m>(backends: &[&'m dyn Backend], id: &[u8]) -> Option<&'m dyn Backend> {
+    backends
+        .iter()
+        .find(|b| same_bytes(b.id().as_bytes(), id))
+        .copied()
+}
+
 fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
     Error::new(ErrorCode::MemoryAllocationFailed, what, shortfall as u32)
 }
@@ -326,17 +335,14 @@ impl<'a, 'm> Method<'a, 'm> {
         for (i, d) in plan.delegates()?.iter().enumerate() {
             let d = d?;
             let id = d.id_bytes()?;
-            let backend = backends
-                .iter()
-                .find(|b| same_bytes(b.id().as_bytes(), id))
-                .ok_or_else(|| {
-                    etch_log!(
-                        error,
-                        "backend not found: {}",
-                        core::str::from_utf8(id).unwrap_or("(not UTF-8)")
-                    );
-                    Error::new(ErrorCode::NotFound, "backend not registered", i as u32)
-                })?;
+            let backend = find_backend(backends, id).ok_or_else(|| {
+                etch_log!(
+                    error,
+                    "backend not found: {}",
+                    core::str::from_utf8(id).unwrap_or("(not UTF-8)")
+                );
+                Error::new(ErrorCode::NotFound, "backend not registered", i as u32)
+            })?;
             let handle = backend.init(file.delegate_data(d.processed()?)?, d.compile_specs()?)?;
             state.set_delegate(i, handle);
         }
@@ -584,15 +590,11 @@ impl<'a, 'm> Method<'a, 'm> {
                     } => {
                         let d = self.plan.delegates()?.get(delegate_index as usize)?;
                         let id = d.id_bytes()?;
-                        let backend = *self
-                            .backends
-                            .iter()
-                            .find(|b| same_bytes(b.id().as_bytes(), id))
-                            .ok_or(Error::new(
-                                ErrorCode::NotFound,
-                                "backend not registered",
-                                index as u32,
-                            ))?;
+                        let backend = find_backend(self.backends, id).ok_or(Error::new(
+                            ErrorCode::NotFound,
+                            "backend not registered",
+                            index as u32,
+                        ))?;
                         let handle = self.state.delegate(delegate_index as usize);
                         observer.before(index as u32, None);
                         let mut ctx = self.context(args, usize::MAX);

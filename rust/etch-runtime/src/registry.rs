@@ -50,28 +50,45 @@ pub enum ArgKind {
 impl ArgKind {
     /// Whether a value of `kind` is acceptable here.
     pub fn accepts(self, kind: etch_pte::ValueKind) -> bool {
-        use etch_pte::ValueKind as V;
-        match self {
-            ArgKind::Tensor => kind == V::Tensor,
-            ArgKind::OptTensor => matches!(kind, V::Tensor | V::Null),
-            ArgKind::Int | ArgKind::ScalarType => kind == V::Int,
-            ArgKind::OptInt | ArgKind::OptScalarType => matches!(kind, V::Int | V::Null),
-            ArgKind::Double => kind == V::Double,
-            ArgKind::OptDouble => matches!(kind, V::Double | V::Null),
-            ArgKind::Bool => kind == V::Bool,
-            ArgKind::OptBool => matches!(kind, V::Bool | V::Null),
-            ArgKind::IntList => kind == V::IntList,
-            ArgKind::OptIntList => matches!(kind, V::IntList | V::Null),
-            ArgKind::Scalar => matches!(kind, V::Int | V::Double | V::Bool),
-            ArgKind::OptScalar => matches!(kind, V::Int | V::Double | V::Bool | V::Null),
-            ArgKind::TensorList => kind == V::TensorList,
-            ArgKind::OptTensorList => kind == V::OptionalTensorList,
-            ArgKind::DoubleList => kind == V::DoubleList,
-            ArgKind::OptDoubleList => matches!(kind, V::DoubleList | V::Null),
-            ArgKind::BoolList => kind == V::BoolList,
-            ArgKind::String => kind == V::String,
-            ArgKind::OptString => matches!(kind, V::String | V::Null),
+        // One bit per accepted `ValueKind` tag, one mask per `ArgKind` (in
+        // declaration order): a load and a shift, not a 100-byte match.
+        const fn bits(kinds: &[etch_pte::ValueKind]) -> u16 {
+            let mut m = 0;
+            let mut i = 0;
+            while i < kinds.len() {
+                m |= 1 << kinds[i] as u8;
+                i += 1;
+            }
+            m
         }
+        use etch_pte::ValueKind as V;
+        const N: u16 = bits(&[V::Null]);
+        const ACCEPTS: [u16; 21] = [
+            bits(&[V::Tensor]),                      // Tensor
+            bits(&[V::Tensor]) | N,                  // OptTensor
+            bits(&[V::Int]),                         // Int
+            bits(&[V::Int]) | N,                     // OptInt
+            bits(&[V::Double]),                      // Double
+            bits(&[V::Double]) | N,                  // OptDouble
+            bits(&[V::Bool]),                        // Bool
+            bits(&[V::Bool]) | N,                    // OptBool
+            bits(&[V::IntList]),                     // IntList
+            bits(&[V::IntList]) | N,                 // OptIntList
+            bits(&[V::Int]),                         // ScalarType
+            bits(&[V::Int]) | N,                     // OptScalarType
+            bits(&[V::Int, V::Double, V::Bool]),     // Scalar
+            bits(&[V::Int, V::Double, V::Bool]) | N, // OptScalar
+            bits(&[V::TensorList]),                  // TensorList
+            bits(&[V::OptionalTensorList]),          // OptTensorList
+            bits(&[V::DoubleList]),                  // DoubleList
+            bits(&[V::DoubleList]) | N,              // OptDoubleList
+            bits(&[V::BoolList]),                    // BoolList
+            bits(&[V::String]),                      // String
+            bits(&[V::String]) | N,                  // OptString
+        ];
+        ACCEPTS
+            .get(self as usize)
+            .is_some_and(|m| m >> (kind as u8) & 1 != 0)
     }
 }
 
@@ -236,5 +253,73 @@ impl<const N: usize> Registry<N> {
 
     pub const fn capacity(&self) -> usize {
         N
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ArgKind as A;
+    use etch_pte::ValueKind as V;
+
+    /// The rule `accepts` encodes as bit masks, written out as a match.
+    fn reference(a: A, kind: V) -> bool {
+        match a {
+            A::Tensor => kind == V::Tensor,
+            A::OptTensor => matches!(kind, V::Tensor | V::Null),
+            A::Int | A::ScalarType => kind == V::Int,
+            A::OptInt | A::OptScalarType => matches!(kind, V::Int | V::Null),
+            A::Double => kind == V::Double,
+            A::OptDouble => matches!(kind, V::Double | V::Null),
+            A::Bool => kind == V::Bool,
+            A::OptBool => matches!(kind, V::Bool | V::Null),
+            A::IntList => kind == V::IntList,
+            A::OptIntList => matches!(kind, V::IntList | V::Null),
+            A::Scalar => matches!(kind, V::Int | V::Double | V::Bool),
+            A::OptScalar => matches!(kind, V::Int | V::Double | V::Bool | V::Null),
+            A::TensorList => kind == V::TensorList,
+            A::OptTensorList => kind == V::OptionalTensorList,
+            A::DoubleList => kind == V::DoubleList,
+            A::OptDoubleList => matches!(kind, V::DoubleList | V::Null),
+            A::BoolList => kind == V::BoolList,
+            A::String => kind == V::String,
+            A::OptString => matches!(kind, V::String | V::Null),
+        }
+    }
+
+    #[test]
+    fn accepts_matches_the_rule_for_every_pair() {
+        let all = [
+            A::Tensor,
+            A::OptTensor,
+            A::Int,
+            A::OptInt,
+            A::Double,
+            A::OptDouble,
+            A::Bool,
+            A::OptBool,
+            A::IntList,
+            A::OptIntList,
+            A::ScalarType,
+            A::OptScalarType,
+            A::Scalar,
+            A::OptScalar,
+            A::TensorList,
+            A::OptTensorList,
+            A::DoubleList,
+            A::OptDoubleList,
+            A::BoolList,
+            A::String,
+            A::OptString,
+        ];
+        let mut accepted = 0;
+        for a in all {
+            for kind in V::ALL {
+                assert_eq!(a.accepts(kind), reference(a, kind), "{a:?} {kind:?}");
+                accepted += a.accepts(kind) as u32;
+            }
+        }
+        // 11 one-kind rules, 8 optional ones (the kind or Null), Scalar 3,
+        // OptScalar 4.
+        assert_eq!(accepted, 11 + 2 * 8 + 3 + 4);
     }
 }
