@@ -216,9 +216,11 @@ table_view!(
     Program
 );
 impl<'a> Program<'a> {
+    #[inline(always)]
     pub fn version(&self) -> Result<u32> {
         self.0.scalar(slot::program::VERSION, 0)
     }
+    #[inline(always)]
     pub fn execution_plan(&self) -> Result<Vector<'a, ExecutionPlan<'a>>> {
         self.0.required_vector(
             slot::program::EXECUTION_PLAN,
@@ -226,24 +228,30 @@ impl<'a> Program<'a> {
         )
     }
     /// Deprecated inline constants (pre-0.7 files).
+    #[inline(always)]
     pub fn constant_buffer(&self) -> Result<Vector<'a, Buffer<'a>>> {
         self.0.vector_or_empty(slot::program::CONSTANT_BUFFER)
     }
+    #[inline(always)]
     pub fn backend_delegate_data(&self) -> Result<Vector<'a, BackendDelegateInlineData<'a>>> {
         self.0.vector_or_empty(slot::program::BACKEND_DELEGATE_DATA)
     }
+    #[inline(always)]
     pub fn segments(&self) -> Result<Vector<'a, DataSegment<'a>>> {
         self.0.vector_or_empty(slot::program::SEGMENTS)
     }
+    #[inline(always)]
     pub fn constant_segment(&self) -> Result<Option<SubsegmentOffsets<'a>>> {
         Ok(self
             .0
             .table(slot::program::CONSTANT_SEGMENT)?
             .map(SubsegmentOffsets))
     }
+    #[inline(always)]
     pub fn mutable_data_segments(&self) -> Result<Vector<'a, SubsegmentOffsets<'a>>> {
         self.0.vector_or_empty(slot::program::MUTABLE_DATA_SEGMENTS)
     }
+    #[inline(always)]
     pub fn named_data(&self) -> Result<Vector<'a, NamedData<'a>>> {
         self.0.vector_or_empty(slot::program::NAMED_DATA)
     }
@@ -262,48 +270,57 @@ impl<'a> ExecutionPlan<'a> {
         )
     }
     /// The name's bytes, not checked for UTF-8.
-    #[inline]
+    #[inline(always)]
     pub fn name_bytes(&self) -> Result<&'a [u8]> {
         self.0
             .required_string(slot::execution_plan::NAME, "ExecutionPlan.name missing")
     }
+    #[inline(always)]
     pub fn container_meta_type(&self) -> Result<Option<ContainerMetadata<'a>>> {
         Ok(self
             .0
             .table(slot::execution_plan::CONTAINER_META_TYPE)?
             .map(ContainerMetadata))
     }
+    #[inline(always)]
     pub fn values(&self) -> Result<Vector<'a, EValue<'a>>> {
         self.0
             .required_vector(slot::execution_plan::VALUES, "ExecutionPlan.values missing")
     }
+    #[inline(always)]
     pub fn inputs(&self) -> Result<Vector<'a, i32>> {
         self.0
             .required_vector(slot::execution_plan::INPUTS, "ExecutionPlan.inputs missing")
     }
+    #[inline(always)]
     pub fn outputs(&self) -> Result<Vector<'a, i32>> {
         self.0.required_vector(
             slot::execution_plan::OUTPUTS,
             "ExecutionPlan.outputs missing",
         )
     }
+    #[inline(always)]
     pub fn chains(&self) -> Result<Vector<'a, Chain<'a>>> {
         self.0
             .required_vector(slot::execution_plan::CHAINS, "ExecutionPlan.chains missing")
     }
+    #[inline(always)]
     pub fn operators(&self) -> Result<Vector<'a, Operator<'a>>> {
         self.0.vector_or_empty(slot::execution_plan::OPERATORS)
     }
+    #[inline(always)]
     pub fn delegates(&self) -> Result<Vector<'a, BackendDelegate<'a>>> {
         self.0.vector_or_empty(slot::execution_plan::DELEGATES)
     }
     /// Planned buffer sizes per memory id; entry 0 is reserved.
+    #[inline(always)]
     pub fn non_const_buffer_sizes(&self) -> Result<Vector<'a, i64>> {
         self.0.required_vector(
             slot::execution_plan::NON_CONST_BUFFER_SIZES,
             "ExecutionPlan.non_const_buffer_sizes missing",
         )
     }
+    #[inline(always)]
     pub fn non_const_buffer_device(&self) -> Result<Vector<'a, NonConstBufferDevice<'a>>> {
         self.0
             .vector_or_empty(slot::execution_plan::NON_CONST_BUFFER_DEVICE)
@@ -315,9 +332,11 @@ table_view!(
     ContainerMetadata
 );
 impl<'a> ContainerMetadata<'a> {
+    #[inline(always)]
     pub fn encoded_inp_str(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::container_metadata::ENCODED_INP_STR)
     }
+    #[inline(always)]
     pub fn encoded_out_str(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::container_metadata::ENCODED_OUT_STR)
     }
@@ -371,7 +390,7 @@ impl<'a> EValue<'a> {
         // generic read per kind.
         Ok(match kind {
             ValueKind::Tensor => Value::Tensor(Tensor(t)),
-            ValueKind::String => Value::String(t.string(single)?.unwrap_or(&[])),
+            ValueKind::String => Value::String(t.string_or_empty(single)?),
             ValueKind::Null | ValueKind::Int | ValueKind::Bool | ValueKind::Double => {
                 let size = if kind == ValueKind::Bool { 1 } else { 8 };
                 let bits = t.scalar_bits(single, size, 0)?;
@@ -406,35 +425,43 @@ table_view!(
     Tensor
 );
 impl<'a> Tensor<'a> {
+    #[inline(always)]
     pub fn scalar_type(&self) -> Result<ScalarType> {
         self.0
             .scalar(slot::tensor::SCALAR_TYPE, 0i8)
             .map(ScalarType)
     }
+    #[inline(always)]
     pub fn storage_offset(&self) -> Result<i32> {
         self.0.scalar(slot::tensor::STORAGE_OFFSET, 0)
     }
+    #[inline(always)]
     pub fn sizes(&self) -> Result<Vector<'a, i32>> {
         self.0
             .required_vector(slot::tensor::SIZES, "Tensor.sizes missing")
     }
+    #[inline(always)]
     pub fn dim_order(&self) -> Result<Vector<'a, u8>> {
         self.0
             .required_vector(slot::tensor::DIM_ORDER, "Tensor.dim_order missing")
     }
+    #[inline(always)]
     pub fn requires_grad(&self) -> Result<bool> {
         self.0.scalar(slot::tensor::REQUIRES_GRAD, false)
     }
     /// Index into the constant segment's offsets (0 = not a constant).
+    #[inline(always)]
     pub fn data_buffer_idx(&self) -> Result<u32> {
         self.0.scalar(slot::tensor::DATA_BUFFER_IDX, 0)
     }
+    #[inline(always)]
     pub fn allocation_info(&self) -> Result<Option<AllocationDetails<'a>>> {
         Ok(self
             .0
             .table(slot::tensor::ALLOCATION_INFO)?
             .map(AllocationDetails))
     }
+    #[inline(always)]
     pub fn layout(&self) -> Result<i8> {
         self.0.scalar(slot::tensor::LAYOUT, 0)
     }
@@ -445,6 +472,7 @@ impl<'a> Tensor<'a> {
             self.position(),
         ))
     }
+    #[inline(always)]
     pub fn extra_tensor_info(&self) -> Result<Option<ExtraTensorInfo<'a>>> {
         Ok(self
             .0
@@ -459,6 +487,7 @@ table_view!(
 );
 impl<'a> AllocationDetails<'a> {
     /// 1-based memory id (buffer index = id - 1).
+    #[inline(always)]
     pub fn memory_id(&self) -> Result<u32> {
         self.0.scalar(slot::allocation_details::MEMORY_ID, 0)
     }
@@ -479,10 +508,12 @@ table_view!(
     ExtraTensorInfo
 );
 impl<'a> ExtraTensorInfo<'a> {
+    #[inline(always)]
     pub fn mutable_data_segments_idx(&self) -> Result<u64> {
         self.0
             .scalar(slot::extra_tensor_info::MUTABLE_DATA_SEGMENTS_IDX, 0)
     }
+    #[inline(always)]
     pub fn fully_qualified_name(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::extra_tensor_info::FULLY_QUALIFIED_NAME)
     }
@@ -497,9 +528,11 @@ impl<'a> ExtraTensorInfo<'a> {
             )),
         }
     }
+    #[inline(always)]
     pub fn device_type(&self) -> Result<i8> {
         self.0.scalar(slot::extra_tensor_info::DEVICE_TYPE, 0)
     }
+    #[inline(always)]
     pub fn device_index(&self) -> Result<i8> {
         self.0.scalar(slot::extra_tensor_info::DEVICE_INDEX, 0)
     }
@@ -522,15 +555,15 @@ impl<'a> Operator<'a> {
     }
     /// The name's bytes, not checked for UTF-8: what the runtime compares
     /// with kernel names (no UTF-8 validator in firmware).
-    #[inline]
+    #[inline(always)]
     pub fn name_bytes(&self) -> Result<&'a [u8]> {
         self.0
             .required_string(slot::operator::NAME, "Operator.name missing")
     }
     /// The overload's bytes (empty when absent), not checked for UTF-8.
-    #[inline]
+    #[inline(always)]
     pub fn overload_bytes(&self) -> Result<&'a [u8]> {
-        Ok(self.0.string(slot::operator::OVERLOAD)?.unwrap_or(&[]))
+        self.0.string_or_empty(slot::operator::OVERLOAD)
     }
 }
 
@@ -539,16 +572,20 @@ table_view!(
     Chain
 );
 impl<'a> Chain<'a> {
+    #[inline(always)]
     pub fn inputs(&self) -> Result<Vector<'a, i32>> {
         self.0.vector_or_empty(slot::chain::INPUTS)
     }
+    #[inline(always)]
     pub fn outputs(&self) -> Result<Vector<'a, i32>> {
         self.0.vector_or_empty(slot::chain::OUTPUTS)
     }
+    #[inline(always)]
     pub fn instructions(&self) -> Result<Vector<'a, Instruction<'a>>> {
         self.0
             .required_vector(slot::chain::INSTRUCTIONS, "Chain.instructions missing")
     }
+    #[inline(always)]
     pub fn stacktrace(&self) -> Result<Vector<'a, FrameList<'a>>> {
         self.0.vector_or_empty(slot::chain::STACKTRACE)
     }
@@ -636,15 +673,19 @@ table_view!(
     Frame
 );
 impl<'a> Frame<'a> {
+    #[inline(always)]
     pub fn filename(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::frame::FILENAME)
     }
+    #[inline(always)]
     pub fn lineno(&self) -> Result<i32> {
         self.0.scalar(slot::frame::LINENO, 0)
     }
+    #[inline(always)]
     pub fn name(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::frame::NAME)
     }
+    #[inline(always)]
     pub fn context(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::frame::CONTEXT)
     }
@@ -655,6 +696,7 @@ table_view!(
     FrameList
 );
 impl<'a> FrameList<'a> {
+    #[inline(always)]
     pub fn items(&self) -> Result<Vector<'a, Frame<'a>>> {
         self.0.vector_or_empty(slot::single::VALUE)
     }
@@ -669,11 +711,12 @@ impl<'a> BackendDelegate<'a> {
         utf8(self.id_bytes()?, "BackendDelegate.id is not UTF-8", &self.0)
     }
     /// The id's bytes, not checked for UTF-8.
-    #[inline]
+    #[inline(always)]
     pub fn id_bytes(&self) -> Result<&'a [u8]> {
         self.0
             .required_string(slot::backend_delegate::ID, "BackendDelegate.id missing")
     }
+    #[inline(always)]
     pub fn processed(&self) -> Result<BackendDelegateDataReference<'a>> {
         self.0
             .required_table(
@@ -682,6 +725,7 @@ impl<'a> BackendDelegate<'a> {
             )
             .map(BackendDelegateDataReference)
     }
+    #[inline(always)]
     pub fn compile_specs(&self) -> Result<Vector<'a, CompileSpec<'a>>> {
         self.0
             .vector_or_empty(slot::backend_delegate::COMPILE_SPECS)
@@ -706,6 +750,7 @@ impl<'a> BackendDelegateDataReference<'a> {
             )),
         }
     }
+    #[inline(always)]
     pub fn index(&self) -> Result<u32> {
         self.0
             .scalar(slot::backend_delegate_data_reference::INDEX, 0)
@@ -717,9 +762,11 @@ table_view!(
     CompileSpec
 );
 impl<'a> CompileSpec<'a> {
+    #[inline(always)]
     pub fn key(&self) -> Result<&'a [u8]> {
-        Ok(self.0.string(slot::compile_spec::KEY)?.unwrap_or(&[]))
+        self.0.string_or_empty(slot::compile_spec::KEY)
     }
+    #[inline(always)]
     pub fn value(&self) -> Result<&'a [u8]> {
         Ok(self
             .0
@@ -733,12 +780,15 @@ table_view!(
     NonConstBufferDevice
 );
 impl<'a> NonConstBufferDevice<'a> {
+    #[inline(always)]
     pub fn buffer_idx(&self) -> Result<i32> {
         self.0.scalar(slot::non_const_buffer_device::BUFFER_IDX, 0)
     }
+    #[inline(always)]
     pub fn device_type(&self) -> Result<i8> {
         self.0.scalar(slot::non_const_buffer_device::DEVICE_TYPE, 0)
     }
+    #[inline(always)]
     pub fn device_index(&self) -> Result<i8> {
         self.0
             .scalar(slot::non_const_buffer_device::DEVICE_INDEX, 0)
@@ -750,6 +800,7 @@ table_view!(
     Buffer
 );
 impl<'a> Buffer<'a> {
+    #[inline(always)]
     pub fn storage(&self) -> Result<&'a [u8]> {
         Ok(self.0.vector_or_empty::<u8>(slot::single::VALUE)?.bytes())
     }
@@ -760,6 +811,7 @@ table_view!(
     BackendDelegateInlineData
 );
 impl<'a> BackendDelegateInlineData<'a> {
+    #[inline(always)]
     pub fn data(&self) -> Result<&'a [u8]> {
         Ok(self.0.vector_or_empty::<u8>(slot::single::VALUE)?.bytes())
     }
@@ -770,9 +822,11 @@ table_view!(
     DataSegment
 );
 impl<'a> DataSegment<'a> {
+    #[inline(always)]
     pub fn offset(&self) -> Result<u64> {
         self.0.scalar(slot::data_segment::OFFSET, 0)
     }
+    #[inline(always)]
     pub fn size(&self) -> Result<u64> {
         self.0.scalar(slot::data_segment::SIZE, 0)
     }
@@ -783,9 +837,11 @@ table_view!(
     SubsegmentOffsets
 );
 impl<'a> SubsegmentOffsets<'a> {
+    #[inline(always)]
     pub fn segment_index(&self) -> Result<u32> {
         self.0.scalar(slot::subsegment_offsets::SEGMENT_INDEX, 0)
     }
+    #[inline(always)]
     pub fn offsets(&self) -> Result<Vector<'a, u64>> {
         self.0.vector_or_empty(slot::subsegment_offsets::OFFSETS)
     }
@@ -796,10 +852,12 @@ table_view!(
     NamedData
 );
 impl<'a> NamedData<'a> {
+    #[inline(always)]
     pub fn key(&self) -> Result<&'a [u8]> {
         self.0
             .required_string(slot::named_data::KEY, "NamedData.key missing")
     }
+    #[inline(always)]
     pub fn segment_index(&self) -> Result<u32> {
         self.0.scalar(slot::named_data::SEGMENT_INDEX, 0)
     }

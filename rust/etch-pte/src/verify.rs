@@ -451,10 +451,10 @@ impl<'a> Walk<'_, 'a> {
                     }
                 }
                 STRING | UTF8 => {
-                    if let Some(s) = t.string(slot)? {
-                        if kind & 0xf == UTF8 && !is_utf8(s) {
-                            return Err(invalid(M_UTF8, at));
-                        }
+                    // Absent reads as empty, which is UTF-8.
+                    let s = t.string_or_empty(slot)?;
+                    if kind & 0xf == UTF8 && !is_utf8(s) {
+                        return Err(invalid(M_UTF8, at));
                     }
                 }
                 VECTOR | INDICES | TABLES => {
