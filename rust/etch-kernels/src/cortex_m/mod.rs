@@ -11,7 +11,7 @@ use crate::ops::arith::requantize;
 
 pub mod dsp;
 
-mod common;
+pub(crate) mod common;
 mod conv;
 mod depthwise;
 mod fully_connected;

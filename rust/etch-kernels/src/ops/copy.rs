@@ -89,7 +89,7 @@ pub fn copy_tensor(src: &TensorView<'_>, dst: &mut TensorViewMut<'_>) -> Result<
     }
     let elem = src.dtype.element_size().ok_or(bad("unsized dtype"))?;
     if src.shape.memory_order_matches(dst.shape.dim_order()) && src.data.len() == dst.data.len() {
-        etch_runtime::memory::copy_slice(dst.data, src.data);
+        super::bytes::copy_bytes(dst.data, src.data);
         return Ok(());
     }
     strided_copy(

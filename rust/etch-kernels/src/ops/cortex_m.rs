@@ -7,6 +7,7 @@ use etch_runtime::{
 };
 
 use super::arith::{divide_by_power_of_two, requantize};
+use super::bytes;
 use crate::cortex_m::{
     avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8, ConvQuant,
     FcEncoding, Nhwc, Window, CONV_SCRATCH_BYTES, DEPTHWISE_SCRATCH_BYTES,
@@ -350,6 +351,18 @@ pub const PAD_OUT: Kernel = op!(
     pad_out
 );
 
+/// Physical dims, outermost first, padded to rank 4.
+#[inline(never)]
+fn phys(s: &etch_runtime::Shape) -> [usize; 4] {
+    let mut d = [1usize; 4];
+    let order = s.dim_order();
+    let off = 4usize.saturating_sub(order.len());
+    for (slot, &o) in d.iter_mut().skip(off).zip(order) {
+        *slot = s.size(o as isize);
+    }
+    d
+}
+
 fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let pre = ctx.int_list(1)?;
     let post = ctx.int_list(2)?;
@@ -357,17 +370,7 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let value = i8::try_from(value).map_err(|_| bad("pad value"))?;
     let ([x], [mut out]) = ctx.io([0], [4])?;
     let x = required(x, 0)?;
-    // Physical dims, outermost first, padded to rank 4.
-    let phys = |s: &etch_runtime::Shape| -> [usize; 4] {
-        let mut d = [1usize; 4];
-        let order = s.dim_order();
-        let off = 4usize.saturating_sub(order.len());
-        for (slot, &o) in d.iter_mut().skip(off).zip(order) {
-            *slot = s.size(o as isize);
-        }
-        d
-    };
-    let (din, dout) = (phys(&x.shape), phys(&out.shape));
+    let (mut din, mut dout) = (phys(&x.shape), phys(&out.shape));
     let mut pre4 = [0usize; 4];
     for (k, slot) in pre4.iter_mut().enumerate() {
         let (a, b) = (pre.get_or(k, 0), post.get_or(k, 0));
@@ -380,27 +383,35 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         *slot = a;
     }
     let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
-    out.fill(value);
+    let (Ok(x), Ok(out)) = (
+        bytemuck::try_cast_slice::<i8, u8>(x),
+        bytemuck::try_cast_slice_mut::<i8, u8>(out),
+    ) else {
+        return Err(bad("pad bytes"));
+    };
+    out.fill(value as u8);
     if x.is_empty() {
         // Nothing to copy (the other input sizes may be huge).
         return Ok(());
     }
-    // Copy the innermost rows of the input into place.
-    let row = din[3];
-    for a in 0..din[0] {
-        for b in 0..din[1] {
-            for c in 0..din[2] {
-                let src = ((a * din[1] + b) * din[2] + c) * row;
-                let dst = (((a + pre4[0]) * dout[1] + b + pre4[1]) * dout[2] + c + pre4[2])
-                    * dout[3]
-                    + pre4[3];
-                let (Some(s), Some(d)) = (x.get(src..src + row), out.get_mut(dst..dst + row))
-                else {
-                    return Err(bad("pad index"));
-                };
-                etch_runtime::memory::copy_slice(d, s);
-            }
-        }
+    // An unpadded innermost dimension merged into the next: one copy per
+    // contiguous run of the input (DS-CNN's H/W pad: one per row of W·C).
+    if din[3] == dout[3] {
+        pre4 = [0, pre4[0], pre4[1], pre4[2] * dout[3]];
+        din = [1, din[0], din[1], din[2] * din[3]];
+        dout = [1, dout[0], dout[1], dout[2] * dout[3]];
+    }
+    // Copy the innermost runs of the input into place.
+    // (Non-empty input: every size is at least 1.)
+    let (row, plane, cols) = (din[3], (din[1] * din[2]).max(1), din[2].max(1));
+    for (r, s) in crate::cortex_m::common::runs(x, row).enumerate() {
+        let (a, b, c) = (r / plane, r % plane / cols, r % cols);
+        let dst =
+            (((a + pre4[0]) * dout[1] + b + pre4[1]) * dout[2] + c + pre4[2]) * dout[3] + pre4[3];
+        let Some(d) = out.get_mut(dst..dst + row) else {
+            return Err(bad("pad index"));
+        };
+        bytes::copy_bytes(d, s);
     }
     Ok(())
 }

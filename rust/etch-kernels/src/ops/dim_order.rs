@@ -1,13 +1,14 @@
 //! `dim_order_ops::*`: copies that change (or keep) the memory layout.
 
-use etch_runtime::context::required;
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::context::{required, IntList};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, Shape};
 
 use super::copy;
 
-/// Checks the `dim_order` argument (if given) against the output's own
-/// dim order: the export writes both; they must agree.
-fn check_dim_order_arg(ctx: &KernelContext<'_, '_>, arg: usize, out: usize) -> Result<()> {
+/// Reads the `dim_order` argument (if given) to check against the output's
+/// own dim order once `io` has resolved the output (each tensor is resolved
+/// once): the export writes both; they must agree.
+fn dim_order_arg(ctx: &KernelContext<'_, '_>, arg: usize) -> Result<Option<IntList>> {
     // check__to_dim_order_copy_args / check__clone_dim_order_args:
     // `non_blocking` must be false.
     if ctx.bool(1)? {
@@ -18,10 +19,17 @@ fn check_dim_order_arg(ctx: &KernelContext<'_, '_>, arg: usize, out: usize) -> R
         ));
     }
     if ctx.is_null(arg)? {
-        return Ok(());
+        return Ok(None);
     }
-    let order = ctx.int_list(arg)?;
-    let (_, shape) = ctx.tensor_info(out)?;
+    ctx.int_list(arg).map(Some)
+}
+
+/// Fails unless `order` (the `dim_order` argument, if given) lays bytes out
+/// as `shape` does.
+fn check_dim_order(order: Option<IntList>, shape: &Shape) -> Result<()> {
+    let Some(order) = order else {
+        return Ok(());
+    };
     let same = order.len() == shape.rank()
         && order
             .as_slice()
@@ -51,8 +59,9 @@ fn order_bytes(order: &[i64]) -> [u8; 16] {
 pub const CLONE_DIM_ORDER_OUT: Kernel = op!(
     "dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        check_dim_order_arg(ctx, 2, 3)?;
+        let order = dim_order_arg(ctx, 2)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
+        check_dim_order(order, &out.shape)?;
         copy::copy_tensor(&required(x, 0)?, &mut out)
     }
 );
@@ -63,8 +72,9 @@ pub const CLONE_DIM_ORDER_OUT: Kernel = op!(
 pub const TO_DIM_ORDER_COPY_OUT: Kernel = op!(
     "dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        check_dim_order_arg(ctx, 2, 3)?;
+        let order = dim_order_arg(ctx, 2)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
+        check_dim_order(order, &out.shape)?;
         let x = required(x, 0)?;
         if x.dtype != out.dtype {
             return super::elementwise::convert(&x, &mut out);

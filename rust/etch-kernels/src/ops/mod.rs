@@ -11,6 +11,7 @@ use etch_runtime::Kernel;
 pub(crate) mod arith;
 mod aten;
 mod binary;
+pub(crate) mod bytes;
 mod conv;
 mod convert;
 pub(crate) mod copy;
