@@ -181,6 +181,12 @@ def lint_kconfig():
             error("ETCH_OPS_FROM_MODEL should default to y with a model")
         if kconf.syms["ETCH_MODEL_EMBEDDED"].str_value != "y":
             error("ETCH_MODEL_EMBEDDED should be y with a model")
+        # The build verifies an embedded model on the host (etch select).
+        if kconf.syms["ETCH_VERIFY"].str_value != "n":
+            error("ETCH_VERIFY should default to n with a model the build verifies")
+        kconf.syms["ETCH_OPS_FROM_MODEL"].set_value("n")
+        if kconf.syms["ETCH_VERIFY"].str_value != "y":
+            error("ETCH_VERIFY should default to y when the build does not verify the model")
         # Not offered where no Rust target is derived.
         kconf.syms["ARCH_POSIX"].set_value("n")
         if kconf.syms["ETCH"].visibility != 0:
