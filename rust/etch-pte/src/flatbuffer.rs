@@ -405,7 +405,7 @@ impl<'a> Table<'a> {
 }
 
 /// The string at `pos`: `u32` length, bytes, NUL.
-#[inline(never)]
+#[inline(always)]
 fn string_at(buf: &[u8], pos: usize) -> Result<&[u8]> {
     let len = read_u32(buf, pos)? as usize;
     let start = pos + 4;
@@ -450,7 +450,7 @@ impl<'a> RawVector<'a> {
         len: 0,
     };
 
-    #[inline(never)]
+    #[inline(always)]
     fn at(buf: &'a [u8], pos: usize, elem: usize) -> Result<Self> {
         let len = read_u32(buf, pos)? as usize;
         let start = pos + 4;
