@@ -72,6 +72,31 @@ mod imp {
             }
         };
     }
+    /// `SXTAB16 r, acc, x`: bytes 0 and 2 of `x` sign-extended and added
+    /// to the halfwords of `acc` (each modulo 2^16).
+    #[inline(always)]
+    pub fn sxtab16(acc: u32, x: u32) -> u32 {
+        let r: u32;
+        // SAFETY: registers only, no memory, stack or flags.
+        unsafe {
+            asm!("sxtab16 {r}, {acc}, {x}", r = lateout(reg) r, acc = in(reg) acc,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    /// `SXTAB16 r, acc, x, ROR #8`: bytes 1 and 3 of `x` added likewise.
+    #[inline(always)]
+    pub fn sxtab16_ror8(acc: u32, x: u32) -> u32 {
+        let r: u32;
+        // SAFETY: registers only, no memory, stack or flags.
+        unsafe {
+            asm!("sxtab16 {r}, {acc}, {x}, ror #8", r = lateout(reg) r, acc = in(reg) acc,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
     smla_xy!(smlabb, "smlabb");
     smla_xy!(smlabt, "smlabt");
     smla_xy!(smlatb, "smlatb");
@@ -103,6 +128,20 @@ mod imp {
     #[inline(always)]
     pub fn sxtb16_ror8(x: u32) -> u32 {
         sxtb16(x.rotate_right(8))
+    }
+
+    /// `SXTAB16`: bytes 0 and 2 of `x` sign-extended and added to the
+    /// halfwords of `acc`, each modulo 2^16.
+    #[inline(always)]
+    pub fn sxtab16(acc: u32, x: u32) -> u32 {
+        let e = sxtb16(x);
+        (acc.wrapping_add(e) & 0xffff) | (acc & 0xffff_0000).wrapping_add(e & 0xffff_0000)
+    }
+
+    /// `SXTAB16 ..., ROR #8`: bytes 1 and 3 added likewise.
+    #[inline(always)]
+    pub fn sxtab16_ror8(acc: u32, x: u32) -> u32 {
+        sxtab16(acc, x.rotate_right(8))
     }
 
     /// `SMLAD`: `acc + a.lo·b.lo + a.hi·b.hi` modulo 2^32 (the Arm ARM sums
@@ -157,6 +196,12 @@ mod tests {
         assert_eq!(sxtb16(0x80_7f_01_ff), 0x007f_ffff);
         assert_eq!(sxtb16_ror8(0x80_7f_01_ff), 0xff80_0001);
         assert_eq!(word(&[-1, 1, 127, -128]), 0x807f_01ff);
+        // Halfword lanes wrap on their own: 0x7fff + 1 and 0x0000 - 1.
+        assert_eq!(sxtab16(pack16(0x7fff, 0), 0x00ff_0001), 0xffff_8000);
+        assert_eq!(
+            sxtab16_ror8(pack16(-3, 100), 0x80_7f_01_ff),
+            pack16(-2, -28)
+        );
         // (-32768)² + (-32768)² + i32::MAX wraps modulo 2^32.
         let m = 0x8000_8000;
         assert_eq!(smlad(m, m, i32::MAX), i32::MAX.wrapping_add(1 << 31));

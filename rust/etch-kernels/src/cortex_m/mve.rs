@@ -1200,7 +1200,8 @@ mod tests {
 
     /// `avg_pool_s8` (16-channel sums here with `mve`) against a plain
     /// reference: DS-CNN's global pool and random windows of 16 to 40
-    /// channels (tails of fewer than 16 take the four-channel loop).
+    /// channels (tails of fewer than 16 take the eight-channel SXTAB16 loop,
+    /// then one channel at a time).
     #[test]
     fn avg_pool_matches_reference_on_wide_channels() {
         use crate::cortex_m::pool::avg_pool_s8;

@@ -1,6 +1,7 @@
 //! `arm_avgpool_s8` and `arm_max_pool_s8` (`cortex_m::quantized_avg_pool2d`,
 //! `cortex_m::quantized_max_pool2d`): plain Rust on every target.
 
+#[cfg(not(feature = "dsp"))]
 use super::common::{lanes, put, runs};
 use super::{Window, BAD};
 use crate::error::KernelResult;
@@ -136,6 +137,73 @@ fn avg_round(sum: i32, count: i32) -> Option<i32> {
     rounded.checked_div(count)
 }
 
+/// Writes the window means of `sums` (rounded half away from zero,
+/// clamped) from `output[at]` on. Out of line: one copy for every lane count.
+#[cfg_attr(not(feature = "dsp"), allow(dead_code))]
+#[inline(never)]
+fn put_means(
+    output: &mut [i8],
+    at: usize,
+    sums: &[i32],
+    count: i32,
+    act: (i32, i32),
+) -> KernelResult {
+    let out = output.get_mut(at..at + sums.len()).ok_or(BAD)?;
+    for (o, &sum) in out.iter_mut().zip(sums) {
+        *o = avg_round(sum, count).ok_or(BAD)?.max(act.0).min(act.1) as i8;
+    }
+    Ok(())
+}
+
+/// Sums of channels `start % c .. + 8` over a `rows × cols` pixel window
+/// whose first byte is `input[start]` (`row_stride` bytes a row, `c` a
+/// pixel), added in int16 lanes with `SXTAB16`: exact for at most 256 taps
+/// (|sum| ≤ 256·128). `c ≥ 8`.
+#[cfg_attr(not(feature = "dsp"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn window_sum8(
+    input: &[i8],
+    start: usize,
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    c: usize,
+) -> Result<[i32; 8], crate::error::KernelError> {
+    use super::common::at4;
+    use super::dsp::{sxtab16, sxtab16_ror8, word};
+    let (mut a0, mut b0, mut a1, mut b1) = (0u32, 0u32, 0u32, 0u32);
+    if cols > 0 && c >= 8 {
+        let len = (cols - 1) * c + 8;
+        for y in 0..rows {
+            let s = start + y * row_stride;
+            let row = input.get(s..s + len).ok_or(BAD)?;
+            let mut p = row.as_ptr();
+            for _ in 0..cols {
+                // SAFETY: pixel k of the row starts at k·c and k·c + 8 ≤
+                // (cols - 1)·c + 8 = row.len(): both words are in `row`.
+                let (w0, w1) = unsafe { (word(at4(p)), word(at4(p.add(4)))) };
+                a0 = sxtab16(a0, w0);
+                b0 = sxtab16_ror8(b0, w0);
+                a1 = sxtab16(a1, w1);
+                b1 = sxtab16_ror8(b1, w1);
+                p = p.wrapping_add(c);
+            }
+        }
+    }
+    let lo = |x: u32| x as u16 as i16 as i32;
+    let hi = |x: u32| (x >> 16) as u16 as i16 as i32;
+    Ok([
+        lo(a0),
+        lo(b0),
+        hi(a0),
+        hi(b0),
+        lo(a1),
+        lo(b1),
+        hi(a1),
+        hi(b1),
+    ])
+}
+
 /// `arm_avgpool_s8`: four channels at a time summed over the in-bounds
 /// window, mean rounded half away from zero, clamped. An empty window is an
 /// error (CMSIS-NN divides by its zero count).
@@ -159,14 +227,35 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                     let start = ((b * i.h + y0) * i.w + x0) * c + j;
                     let sums =
                         super::mve::window_sum16(input, start, y1 - y0, x1 - x0, i.w * c, c)?;
-                    for (l, &sum) in sums.iter().enumerate() {
-                        let m = avg_round(sum, count).ok_or(BAD)?;
-                        put(output, out_base + j + l, m.max(act.0).min(act.1) as i8)?;
-                    }
+                    put_means(output, out_base + j, &sums, count, act)?;
                     j += 16;
+                }
+                // DSP: eight channels a pixel in halfword lanes (two words,
+                // four SXTAB16), exact while the window has at most 256 taps.
+                #[cfg(feature = "dsp")]
+                while c - j >= 8 && count <= 256 {
+                    let start = ((b * i.h + y0) * i.w + x0) * c + j;
+                    let sums = window_sum8(input, start, y1 - y0, x1 - x0, i.w * c, c)?;
+                    put_means(output, out_base + j, &sums, count, act)?;
+                    j += 8;
+                }
+                // DSP: the channels left (fewer than eight, or all of a
+                // window over 256 taps) one at a time.
+                #[cfg(feature = "dsp")]
+                while j < c {
+                    let mut sum = 0i32;
+                    for y in y0..y1 {
+                        for x in x0..x1 {
+                            let v = input.get(((b * i.h + y) * i.w + x) * c + j).ok_or(BAD)?;
+                            sum = sum.wrapping_add(*v as i32);
+                        }
+                    }
+                    put_means(output, out_base + j, &[sum], count, act)?;
+                    j += 1;
                 }
                 // Four channels a pixel (zero-filled past the last), whole
                 // rows of the window as one slice: the sums in registers.
+                #[cfg(not(feature = "dsp"))]
                 while j < c {
                     let n = 4.min(c - j);
                     let mut s = [0i32; 4];
@@ -212,6 +301,40 @@ mod tests {
     use super::super::testutil::*;
     use super::*;
     use std::vec;
+
+    /// The int16-lane window sums against plain i32 sums, up to the 256-tap
+    /// limit with every value at the int8 extremes.
+    #[test]
+    fn window_sum8_matches_plain_sums() {
+        let mut r = Rng(0x5a8);
+        for case in 0..40 {
+            let (c, rows, cols) = (
+                r.range(8, 20) as usize,
+                r.range(1, 16) as usize,
+                r.range(1, 16) as usize,
+            );
+            let (rows, cols) = if case < 2 { (16, 16) } else { (rows, cols) };
+            let w = cols + 2;
+            let mut x = r.i8s((rows + 1) * w * c);
+            if case == 0 {
+                x.iter_mut().for_each(|v| *v = -128);
+            } else if case == 1 {
+                x.iter_mut().for_each(|v| *v = 127);
+            }
+            let j = r.range(0, (c - 8) as i64) as usize;
+            let start = (w + 1) * c + j;
+            let got = window_sum8(&x, start, rows, cols, w * c, c).unwrap();
+            for (l, &g) in got.iter().enumerate() {
+                let mut want = 0i32;
+                for y in 0..rows {
+                    for k in 0..cols {
+                        want += x[start + y * w * c + k * c + l] as i32;
+                    }
+                }
+                assert_eq!(g, want, "lane {l}, case {case}");
+            }
+        }
+    }
 
     #[test]
     fn pools_match_reference() {
