@@ -90,8 +90,8 @@ impl ConvMac for Dsp {
 
 /// The pointwise inner loop on Arm with DSP: one `asm!` loop, because LLVM
 /// spills accumulators or keeps two indices for every Rust spelling tried
-/// (27–33 instructions per group of four inputs against 16 here, measured
-/// under QEMU; two groups per pass). Same arithmetic as the portable loop below, which the host
+/// (27–33 instructions per group of four inputs against 17 here, measured
+/// under QEMU; one group per pass). Same arithmetic as the portable loop below, which the host
 /// tests run: per group one input word unpacked by `SXTB16` (bytes 0,2 and,
 /// rotated, 1,3), then two `SMLAD` per packed row.
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
@@ -110,26 +110,8 @@ fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i
     // which `asm!` assumes without `preserves_flags`.
     unsafe {
         core::arch::asm!(
-            // An odd group first, then two groups per pass.
-            "tst {n}, #1",
-            "beq 3f",
-            "ldr {x}, [{xp}], #4",
-            "sxtb16 {xo}, {x}, ror #8",
-            "sxtb16 {x}, {x}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {a}, {x}, {w0}, {a}",
-            "smlad {a}, {xo}, {w1}, {a}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {b}, {x}, {w0}, {b}",
-            "smlad {b}, {xo}, {w1}, {b}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {c}, {x}, {w0}, {c}",
-            "smlad {c}, {xo}, {w1}, {c}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {d}, {x}, {w0}, {d}",
-            "smlad {d}, {xo}, {w1}, {d}",
-            "subs {n}, {n}, #1",
-            "beq 4f",
+            // One group per pass (this loop is the rare cases' only: the
+            // usual ones run pointwise_quad_asm; kept short for flash).
             "3:",
             "ldr {x}, [{xp}], #4",
             "sxtb16 {xo}, {x}, ror #8",
@@ -146,24 +128,8 @@ fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i
             "ldrd {w0}, {w1}, [{wp}], #8",
             "smlad {d}, {x}, {w0}, {d}",
             "smlad {d}, {xo}, {w1}, {d}",
-            "ldr {x}, [{xp}], #4",
-            "sxtb16 {xo}, {x}, ror #8",
-            "sxtb16 {x}, {x}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {a}, {x}, {w0}, {a}",
-            "smlad {a}, {xo}, {w1}, {a}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {b}, {x}, {w0}, {b}",
-            "smlad {b}, {xo}, {w1}, {b}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {c}, {x}, {w0}, {c}",
-            "smlad {c}, {xo}, {w1}, {c}",
-            "ldrd {w0}, {w1}, [{wp}], #8",
-            "smlad {d}, {x}, {w0}, {d}",
-            "smlad {d}, {xo}, {w1}, {d}",
-            "subs {n}, {n}, #2",
+            "subs {n}, {n}, #1",
             "bne 3b",
-            "4:",
             xp = inout(reg) x.as_ptr() => _,
             wp = inout(reg) packed.as_ptr() => _,
             n = inout(reg) groups => _,

@@ -6,7 +6,7 @@
 //! One input channel (DS-CNN's first layer) runs as a matrix product on the
 //! convolution's building blocks ([`ConvMac`]).
 
-use super::common::{at4, four, lanes, put, row, runs, take, taps, ConvOperands};
+use super::common::{at4, four, lanes, put, runs, take, taps, ConvOperands};
 use super::conv::{ConvMac, PACK_IC};
 use super::requant::{finish_acc, finish_into, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
@@ -620,6 +620,16 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
             && q.act_max == 127
             && (-128..=127).contains(&q.output_offset);
         let mut taps = Taps::new(cn);
+        // Input offset of every tap from the kernel's first tap (row-major).
+        let mut offs = [0usize; DW_MAX_TAPS];
+        let mut slots = offs.iter_mut();
+        for ky in 0..kh {
+            for kx in 0..kw {
+                let d = slots.next().ok_or(BAD)?;
+                *d = (ky * g.dilation.0 * i.w + kx * g.dilation.1) * ch;
+            }
+        }
+        let offs = offs.get(..ntaps).ok_or(BAD)?;
         for (blk, dst) in wq
             .chunks_exact_mut(2 * ntaps.max(1))
             .take(blocks)
@@ -632,21 +642,26 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
         }
         for b in 0..o.n {
             for oy in 0..o.h {
+                let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);
+                let rows = in_bounds(y0, kh, g.dilation.0, i.h);
                 for ox in 0..o.w {
-                    taps.clear();
-                    for ky in 0..kh {
-                        let y = (oy * g.stride.0 + ky * g.dilation.0).wrapping_sub(g.padding.0);
-                        for kx in 0..kw {
-                            let xx =
-                                (ox * g.stride.1 + kx * g.dilation.1).wrapping_sub(g.padding.1);
-                            let run = if y < i.h && xx < i.w {
-                                row(input, ((b * i.h + y) * i.w + xx) * ch + c0, cn)?
-                            } else {
-                                zpbuf.get(..cn).ok_or(BAD)?
-                            };
-                            taps.push(run)?;
-                        }
+                    let x0 = (ox * g.stride.1).wrapping_sub(g.padding.1);
+                    let cols = in_bounds(x0, kw, g.dilation.1, i.w);
+                    // Which taps are inside: bit t for tap t (row-major).
+                    let mut inside = 0u32;
+                    for ky in (0..kh).rev() {
+                        let c = if rows >> ky & 1 != 0 { cols } else { 0 };
+                        inside = inside.wrapping_shl(kw as u32) | c;
                     }
+                    // Index of the first tap (wrapping: it may be padding;
+                    // then only the inside taps' sums are meaningful).
+                    let base = (b * i.h)
+                        .wrapping_add(y0)
+                        .wrapping_mul(i.w)
+                        .wrapping_add(x0)
+                        .wrapping_mul(ch)
+                        .wrapping_add(c0);
+                    taps.fill(input, &zpbuf, base, offs, inside)?;
                     let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
                     let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
                     if quick && M::dw_pixel(&taps, wq, full, req, dst, blocks, accs)? {
@@ -675,8 +690,13 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
 /// The input runs of one output pixel's taps: every run has at least `len`
 /// values (checked on push), which is what lets [`DepthwiseMac::dw_block`] read four
 /// values at any block offset below `len` without bounds checks.
-/// Most taps a [`Taps`] table holds (what [`DW_PACK_WORDS`] admits).
-const DW_MAX_TAPS: usize = DW_PACK_WORDS / 8;
+/// Most taps a [`Taps`] table holds: what [`DW_PACK_WORDS`] admits (36),
+/// capped at the 32 bits of the inside masks of [`Taps::fill`].
+const DW_MAX_TAPS: usize = if DW_PACK_WORDS / 8 < 32 {
+    DW_PACK_WORDS / 8
+} else {
+    32
+};
 
 pub(crate) struct Taps<'a> {
     runs: [&'a [i8]; DW_MAX_TAPS],
@@ -700,13 +720,9 @@ impl<'a> Taps<'a> {
         }
     }
 
-    /// Drops every run (keeps the buffers: no re-initialisation per pixel).
-    #[inline(always)]
-    pub(crate) fn clear(&mut self) {
-        self.n = 0;
-    }
-
-    #[inline(always)]
+    /// Appends one run (the tests build tables with it; the kernel uses
+    /// [`Taps::fill`]).
+    #[cfg(test)]
     pub(crate) fn push(&mut self, run: &'a [i8]) -> KernelResult {
         if run.len() < self.len {
             return Err(BAD);
@@ -737,6 +753,43 @@ impl<'a> Taps<'a> {
         self.n
     }
 
+    /// Replaces the runs by one per offset of `offs`: where bit `t` of
+    /// `inside` is set, `input[base + offs[t] ..]` (wrapping index; a run
+    /// outside `input` is an error), else `zp` (padding). One out-of-line
+    /// loop instead of a window walk per tap in the kernel body (about 50
+    /// instructions per tap there on Cortex-M4).
+    #[inline(never)]
+    pub(crate) fn fill(
+        &mut self,
+        input: &'a [i8],
+        zp: &'a [i8],
+        base: usize,
+        offs: &[usize],
+        mut inside: u32,
+    ) -> KernelResult {
+        let len = self.len;
+        if zp.len() < len {
+            return Err(BAD);
+        }
+        let mut n = 0;
+        for ((r, p), &o) in self.runs.iter_mut().zip(self.ptrs.iter_mut()).zip(offs) {
+            let run = if inside & 1 != 0 {
+                let at = base.wrapping_add(o);
+                input.get(at..at.wrapping_add(len)).ok_or(BAD)?
+            } else {
+                zp
+            };
+            inside >>= 1;
+            (*r, *p) = (run, run.as_ptr());
+            n += 1;
+        }
+        self.n = n;
+        if let Some(end) = self.ptrs.get_mut(n) {
+            *end = core::ptr::null();
+        }
+        Ok(())
+    }
+
     /// Start pointers of the runs (each run at least [`Taps::len`] long),
     /// followed in memory by a null pointer.
     #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
@@ -744,6 +797,17 @@ impl<'a> Taps<'a> {
     pub(crate) fn ptrs(&self) -> &[*const i8] {
         self.ptrs.get(..self.n).unwrap_or(&[])
     }
+}
+
+/// Bit `k` set where tap `k` of `k_n` (first at `first`, wrapping, then
+/// every `dil`) lands inside `0..size` (`k_n ≤ 32`).
+#[inline(always)]
+fn in_bounds(first: usize, k_n: usize, dil: usize, size: usize) -> u32 {
+    let mut m = 0u32;
+    for k in (0..k_n).rev() {
+        m = (m << 1) | u32::from(first.wrapping_add(k * dil) < size);
+    }
+    m
 }
 
 /// Bytes of gathered input windows [`depthwise_single_gemm`] keeps.

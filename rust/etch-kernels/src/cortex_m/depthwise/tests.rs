@@ -288,6 +288,40 @@ fn thumb2_dw_row_equivalent_matches_portable() {
     assert!(dw_row_bounds(&taps, &w, &init, &out, 1).is_ok());
 }
 
+/// `Taps::fill`: inside taps are the input runs at base + offset (wrapping
+/// base: a window over the top-left corner), the others the zero-point run,
+/// the pointer table ends in null, and a run past the input is an error.
+#[test]
+fn taps_fill_picks_input_runs_and_padding() {
+    // A 3×3 input of 2 channels; window of a 2×2 kernel at (-1, 0).
+    let input: Vec<i8> = (0..18).collect();
+    let zp = [-7i8; 2];
+    let offs = [0usize, 2, 6, 8]; // (0,0), (0,1), (1,0), (1,1)
+    let base = 0usize.wrapping_sub(6); // row -1, column 0
+    let mut taps = Taps::new(2);
+    taps.fill(&input, &zp, base, &offs, 0b1100).unwrap();
+    let runs: Vec<&[i8]> = taps.runs().collect();
+    assert_eq!(runs, [&zp[..], &zp[..], &input[0..2], &input[2..4]]);
+    assert_eq!(taps.count(), 4);
+    assert_eq!(
+        taps.ptrs(),
+        [
+            zp.as_ptr(),
+            zp.as_ptr(),
+            input.as_ptr(),
+            input[2..].as_ptr()
+        ]
+    );
+    assert!(taps.ptrs.get(4).is_some_and(|p| p.is_null()));
+    // Fewer taps next time: the table ends after them.
+    taps.fill(&input, &zp, 14, &offs[..1], 1).unwrap();
+    assert_eq!(taps.runs().collect::<Vec<_>>(), [&input[14..16]]);
+    assert!(taps.ptrs.get(1).is_some_and(|p| p.is_null()));
+    // The last run would end past the input; a short zero-point run.
+    assert!(taps.fill(&input, &zp, 10, &offs, 0b1111).is_err());
+    assert!(Taps::new(3).fill(&input, &zp, 0, &offs, 0).is_err());
+}
+
 /// The `unsafe` pointer reads of `depthwise_mult1` (interior pixels read
 /// four channels through `at4` without bounds checks) are reached only with
 /// more taps than the packed depthwise path takes (> 36): a 7×7 kernel here,
