@@ -220,13 +220,20 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                     return Err(BAD);
                 }
                 let out_base = ((b * o.h + oy) * o.w + ox) * c;
+                // A window as wide as the input is one run of pixels (DS-CNN's
+                // global pool: 125 pixels, not 25 rows of 5).
+                #[cfg(feature = "dsp")]
+                let (rows, cols) = if x1 - x0 == i.w {
+                    (1, (y1 - y0) * i.w)
+                } else {
+                    (y1 - y0, x1 - x0)
+                };
                 let mut j = 0;
                 // Helium: 16 channels at a time (`cortex_m::mve`).
                 #[cfg(feature = "mve")]
                 while c - j >= 16 {
                     let start = ((b * i.h + y0) * i.w + x0) * c + j;
-                    let sums =
-                        super::mve::window_sum16(input, start, y1 - y0, x1 - x0, i.w * c, c)?;
+                    let sums = super::mve::window_sum16(input, start, rows, cols, i.w * c, c)?;
                     put_means(output, out_base + j, &sums, count, act)?;
                     j += 16;
                 }
@@ -235,7 +242,7 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                 #[cfg(feature = "dsp")]
                 while c - j >= 8 && count <= 256 {
                     let start = ((b * i.h + y0) * i.w + x0) * c + j;
-                    let sums = window_sum8(input, start, y1 - y0, x1 - x0, i.w * c, c)?;
+                    let sums = window_sum8(input, start, rows, cols, i.w * c, c)?;
                     put_means(output, out_base + j, &sums, count, act)?;
                     j += 8;
                 }

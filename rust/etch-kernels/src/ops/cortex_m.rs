@@ -370,7 +370,7 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let value = i8::try_from(value).map_err(|_| bad("pad value"))?;
     let ([x], [mut out]) = ctx.io([0], [4])?;
     let x = required(x, 0)?;
-    let (mut din, mut dout) = (phys(&x.shape), phys(&out.shape));
+    let (din, dout) = (phys(&x.shape), phys(&out.shape));
     let mut pre4 = [0usize; 4];
     for (k, slot) in pre4.iter_mut().enumerate() {
         let (a, b) = (pre.get_or(k, 0), post.get_or(k, 0));
@@ -389,7 +389,28 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     ) else {
         return Err(bad("pad bytes"));
     };
-    out.fill(value as u8);
+    pad_bytes(din, dout, pre4, value as u8, x, out)
+}
+
+/// `arm_pad_s8` on bytes: `x` (physical sizes `din`, outermost first) into
+/// `out` (`dout` = `din` + `pre` + post padding, checked by the caller),
+/// the padding set to `value`. Inlined into its one caller (flash).
+#[inline(always)]
+fn pad_bytes(
+    mut din: [usize; 4],
+    mut dout: [usize; 4],
+    mut pre4: [usize; 4],
+    value: u8,
+    x: &[u8],
+    out: &mut [u8],
+) -> Result<()> {
+    // No padding (equal lengths of checked shapes): one copy, nothing to
+    // fill (DS-CNN's pad before its global pool pads by zero).
+    if x.len() == out.len() {
+        bytes::copy_bytes(out, x);
+        return Ok(());
+    }
+    out.fill(value);
     if x.is_empty() {
         // Nothing to copy (the other input sizes may be huge).
         return Ok(());
@@ -919,4 +940,55 @@ fn quantized_div_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         _ => return Err(Error::new(ErrorCode::InvalidType, "div dtype", 0)),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// `pad_bytes` against a plain per-element reference: every dimension
+    /// padded alone and in pairs, no padding, and an empty input.
+    #[test]
+    fn pad_bytes_matches_reference() {
+        let din = [2usize, 3, 4, 5];
+        let pads: [[(usize, usize); 4]; 6] = [
+            [(0, 0); 4],
+            [(0, 0), (0, 0), (0, 0), (1, 2)],
+            [(0, 0), (0, 0), (2, 1), (0, 0)],
+            [(0, 0), (1, 1), (0, 0), (0, 0)],
+            [(1, 0), (0, 0), (0, 0), (0, 0)],
+            [(0, 0), (1, 2), (2, 0), (0, 3)],
+        ];
+        for p in pads {
+            let dout: [usize; 4] = core::array::from_fn(|k| din[k] + p[k].0 + p[k].1);
+            let pre: [usize; 4] = core::array::from_fn(|k| p[k].0);
+            let x: Vec<u8> = (0..din.iter().product::<usize>())
+                .map(|i| i as u8)
+                .collect();
+            let mut out = std::vec![0u8; dout.iter().product()];
+            pad_bytes(din, dout, pre, 0xEE, &x, &mut out).unwrap();
+            let mut want = std::vec![0xEEu8; out.len()];
+            for a in 0..din[0] {
+                for b in 0..din[1] {
+                    for c in 0..din[2] {
+                        for d in 0..din[3] {
+                            let src = ((a * din[1] + b) * din[2] + c) * din[3] + d;
+                            let dst =
+                                (((a + pre[0]) * dout[1] + b + pre[1]) * dout[2] + c + pre[2])
+                                    * dout[3]
+                                    + d
+                                    + pre[3];
+                            want[dst] = x[src];
+                        }
+                    }
+                }
+            }
+            assert_eq!(out, want, "padding {p:?}");
+        }
+        let mut out = [0u8; 6];
+        pad_bytes([1, 0, 1, 1], [1, 2, 1, 3], [0, 1, 0, 1], 7, &[], &mut out).unwrap();
+        assert_eq!(out, [7; 6]);
+    }
 }
