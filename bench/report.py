@@ -182,8 +182,8 @@ LIMITS = {
     ],
     "cortex-m4": [
         # key, guard, target, what
-        ("instructions_per_inference", 4_961_000, 5_000_000,
-         "instructions (guard: 4,935,371 measured + 0.5 %; issue 14 target 5.0 M)"),
+        ("instructions_per_inference", 4_954_000, 5_000_000,
+         "instructions (guard: 4,929,261 measured + 0.5 %; issue 14 target 5.0 M)"),
         ("flash_core_bytes", 18_132, 12_288, "core flash, bench firmware (18,041 + 0.5 %)"),
         ("flash_kernels_bytes", 16_384, 16_384, "DS-CNN kernels flash with dsp"),
         ("inference_stack_bytes", 4_096, 2_048, "stack of one inference"),

@@ -97,8 +97,8 @@ pub struct PteFile<'a> {
     // The extended header is parsed again when asked for, not stored: a
     // 40-byte u64-aligned field made every copy of the view (Program,
     // MethodMeta, Method) larger.
-    program_size: usize,
     segment_base: usize,
+    /// Its buffer is the flatbuffer part, `[0, program_size)`.
     root: Program<'a>,
 }
 
@@ -149,7 +149,6 @@ impl<'a> PteFile<'a> {
         let root = Program(Table::at(program, root)?);
         Ok(PteFile {
             data,
-            program_size,
             segment_base,
             root,
         })
@@ -175,7 +174,7 @@ impl<'a> PteFile<'a> {
 
     /// Bytes of the flatbuffer part (headers included).
     pub fn program_size(&self) -> usize {
-        self.program_size
+        self.root.0.buffer().len()
     }
 
     /// File offset of the first segment (0 when there is no extended header).
@@ -224,7 +223,7 @@ impl<'a> PteFile<'a> {
         let end = start
             .checked_add(size)
             .ok_or(Error::invalid(what, seg.position()))?;
-        if start < self.program_size && end > start {
+        if start < self.program_size() && end > start {
             return Err(Error::invalid(
                 "segment overlaps the program",
                 seg.position(),

@@ -110,7 +110,9 @@ impl ValueKind {
     ];
 
     pub fn from_tag(tag: u8) -> Option<ValueKind> {
-        Self::ALL.iter().copied().find(|k| *k as u8 == tag)
+        // `ALL` is in tag order from 1 (a test checks it): an index, not a
+        // search.
+        Self::ALL.get((tag as usize).wrapping_sub(1)).copied()
     }
 
     pub const fn name(self) -> &'static str {
@@ -207,5 +209,27 @@ mod element_size_tests {
             };
             assert_eq!(ScalarType(code).element_size(), want, "code {code}");
         }
+    }
+}
+
+#[cfg(test)]
+mod value_kind_tests {
+    use super::ValueKind;
+
+    /// Every byte: the tags 1..=11 give their kind, nothing else does.
+    #[test]
+    fn from_tag_of_every_byte() {
+        let mut found = 0;
+        for tag in 0..=u8::MAX {
+            match ValueKind::from_tag(tag) {
+                Some(k) => {
+                    assert_eq!(k as u8, tag);
+                    found += 1;
+                }
+                None => assert!(tag == 0 || tag > 11, "tag {tag}"),
+            }
+        }
+        assert_eq!(found, 11);
+        assert_eq!(ValueKind::from_tag(5), Some(ValueKind::Tensor));
     }
 }
