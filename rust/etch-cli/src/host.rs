@@ -99,7 +99,7 @@ fn for_each_physical(shape: &Shape, mut f: impl FnMut(usize)) {
         f(idx.iter().zip(strides.iter()).map(|(i, s)| i * s).sum());
         for d in (0..sizes.len()).rev() {
             idx[d] += 1;
-            if idx[d] < sizes[d] as usize {
+            if idx[d] < shape.size(d as isize) {
                 break;
             }
             idx[d] = 0;

@@ -409,7 +409,7 @@ pub fn main(mut a: Args) -> Result<(), String> {
             let path = dir.join(format!("{stem}.input0.npy"));
             let npy = crate::npy::Npy {
                 dtype: input.dtype,
-                shape: input.shape.sizes().iter().map(|&s| s as usize).collect(),
+                shape: input.shape.sizes().iter().map(|s| s as usize).collect(),
                 data: bytes.clone(),
             };
             crate::npy::write(&path.display().to_string(), &npy)?;

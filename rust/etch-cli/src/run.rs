@@ -232,7 +232,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
                 info.dtype.name()
             ));
         }
-        let sizes: Vec<usize> = info.shape.sizes().iter().map(|&s| s as usize).collect();
+        let sizes: Vec<usize> = info.shape.sizes().iter().map(|s| s as usize).collect();
         if input.shape != sizes {
             return Err(format!(
                 "{path}: shape {:?} but input {i} is {:?}",
@@ -367,7 +367,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
                 let elem = t.dtype.element_size().unwrap_or(1);
                 Npy {
                     dtype: t.dtype,
-                    shape: t.shape.sizes().iter().map(|&s| s as usize).collect(),
+                    shape: t.shape.sizes().iter().map(|s| s as usize).collect(),
                     data: host::to_logical(t.data, &t.shape, elem),
                 }
             }

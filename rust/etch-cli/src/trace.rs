@@ -108,7 +108,7 @@ fn tensor(out: Output<'_>) -> Option<Npy> {
             let elem = t.dtype.element_size().unwrap_or(1);
             Some(Npy {
                 dtype: t.dtype,
-                shape: t.shape.sizes().iter().map(|&s| s as usize).collect(),
+                shape: t.shape.sizes().iter().map(|s| s as usize).collect(),
                 data: host::to_logical(t.data, &t.shape, elem),
             })
         }

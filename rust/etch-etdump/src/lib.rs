@@ -90,7 +90,7 @@ pub struct ProfileEvent {
 pub struct DebugTensor<'s> {
     pub dtype: etch_runtime::ScalarType,
     /// Logical sizes; the data is contiguous in this order.
-    pub sizes: &'s [u32],
+    pub sizes: etch_runtime::Sizes<'s>,
     /// Byte offset of the data in the debug buffer.
     pub offset: u64,
 }
@@ -191,12 +191,9 @@ impl<'b> EtDumpWriter<'b> {
 
     fn tensor(&mut self, t: &DebugTensor<'_>) -> Result<Off> {
         let rank = t.sizes.len();
-        let sizes = self.b.i64_vec(t.sizes.iter().map(|&s| s as i64))?;
+        let sizes = self.b.i64_vec(t.sizes.iter().map(|s| s as i64))?;
         // Contiguous strides of the logical sizes.
-        let stride = |d: usize| -> i64 {
-            let inner = t.sizes.get(d + 1..).unwrap_or(&[]);
-            inner.iter().map(|&s| s as i64).product()
-        };
+        let stride = |d: usize| -> i64 { t.sizes.iter().skip(d + 1).map(|s| s as i64).product() };
         let strides = self.b.i64_vec((0..rank).map(stride))?;
         self.b.start_table();
         self.b.add_i64(slot::TENSOR_OFFSET, t.offset as i64)?;
@@ -341,7 +338,7 @@ impl<'d> DebugBuffer<'d> {
                 flatbuf::copy(dst.get_mut(..elem).unwrap_or(&mut []), src);
             }
             out += elem;
-            for (i, &size) in idx.iter_mut().zip(sizes).rev() {
+            for (i, size) in idx.iter_mut().zip(sizes).rev() {
                 *i += 1;
                 if *i < size {
                     break;

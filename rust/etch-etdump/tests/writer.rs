@@ -73,7 +73,7 @@ fn build(buf: &mut [u8]) -> etch_runtime::Result<&[u8]> {
             2,
             &DebugTensor {
                 dtype: ScalarType::CHAR,
-                sizes: &[1, 64, 25, 5],
+                sizes: etch_runtime::Sizes::new(&[1, 64, 25, 5]),
                 offset: 32 * run,
             },
             run == 1,

@@ -321,7 +321,7 @@ impl etch_tensor_info_t {
         let mut sizes = [0i32; ETCH_MAX_DIMS];
         let mut dim_order = [0u8; ETCH_MAX_DIMS];
         for (d, s) in sizes.iter_mut().zip(shape.sizes()) {
-            *d = *s as i32;
+            *d = s as i32;
         }
         for (d, s) in dim_order.iter_mut().zip(shape.dim_order()) {
             *d = *s;

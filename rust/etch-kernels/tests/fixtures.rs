@@ -69,7 +69,7 @@ fn physical_index(shape: &etch_runtime::Shape) -> Vec<usize> {
         out.push(idx.iter().zip(strides.iter()).map(|(i, s)| i * s).sum());
         for d in (0..sizes.len()).rev() {
             idx[d] += 1;
-            if idx[d] < sizes[d] as usize {
+            if idx[d] < shape.size(d as isize) {
                 break;
             }
             idx[d] = 0;
@@ -98,7 +98,7 @@ fn every_fixture_is_bit_exact() {
 
         let info = method.input_meta(0).unwrap();
         let (shape, data) = npy(&fixture_dir().join(format!("{name}.input0.npy")));
-        let sizes: Vec<usize> = info.shape.sizes().iter().map(|&s| s as usize).collect();
+        let sizes: Vec<usize> = info.shape.sizes().iter().map(|s| s as usize).collect();
         assert_eq!(shape, sizes, "{name}");
         let elem = info.dtype.element_size().unwrap();
         let mut phys = vec![0u8; data.len()];
@@ -118,7 +118,7 @@ fn every_fixture_is_bit_exact() {
                 out.shape
                     .sizes()
                     .iter()
-                    .map(|&s| s as usize)
+                    .map(|s| s as usize)
                     .collect::<Vec<_>>()
             );
             let elem = out.dtype.element_size().unwrap();

@@ -591,6 +591,16 @@ impl<'a> Vector<'a, i8> {
     }
 }
 
+impl<'a> Vector<'a, i32> {
+    /// The raw bytes of an `[int]` vector: `4 * len()`, little-endian words
+    /// (for shapes read in place).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.buf
+            .get(self.start..self.start + 4 * self.len)
+            .unwrap_or(&[])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,7 @@ enum Loc<'a> {
 #[derive(Clone, Copy)]
 struct Resolved<'a> {
     dtype: ScalarType,
-    shape: Shape,
+    shape: Shape<'a>,
     nbytes: usize,
     loc: Loc<'a>,
 }
@@ -263,7 +263,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 
     /// Dtype and shape of tensor argument `i`.
-    pub fn tensor_info(&self, i: usize) -> Result<(ScalarType, Shape)> {
+    pub fn tensor_info(&self, i: usize) -> Result<(ScalarType, Shape<'a>)> {
         let r = self.resolve(i)?;
         Ok((r.dtype, r.shape))
     }
@@ -367,7 +367,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
         // Filled in place and returned as is (one copy of the views on
-        // the stack, not two: each view is about 100 bytes).
+        // the stack, not two: each view is 7 words on 32-bit targets).
         let mut views: ([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M]) =
             ([None; N], core::array::from_fn(|_| TensorViewMut::empty()));
         self.io_slices(&inputs, &outputs, &mut views.0, &mut views.1)?;

@@ -42,7 +42,7 @@ pub use meta::{MethodMeta, TensorInfo};
 pub use method::{ExecutionObserver, InstructionValues, Method, Output};
 pub use program::{Program, Verification};
 pub use registry::{ArgKind, Kernel, KernelFn, Registry};
-pub use tensor::{Shape, TensorView, TensorViewMut};
+pub use tensor::{Shape, Sizes, TensorView, TensorViewMut};
 
 /// Alignment `Method::load` requires of every planned buffer: the exporter's
 /// memory planner aligns offsets to 16, and CMSIS-NN-style kernels load

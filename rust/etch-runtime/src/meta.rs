@@ -10,17 +10,17 @@ use crate::{Error, ErrorCode, Result, ScalarType};
 
 /// Facts about one input or output tensor.
 #[derive(Clone, Copy, Debug)]
-pub struct TensorInfo {
+pub struct TensorInfo<'a> {
     pub dtype: ScalarType,
-    pub shape: Shape,
+    pub shape: Shape<'a>,
     pub nbytes: usize,
     /// Whether the exporter planned its memory (the usual case): `set_input`
     /// then copies into the planned buffer.
     pub is_memory_planned: bool,
 }
 
-impl TensorInfo {
-    pub(crate) fn of(t: &Tensor<'_>) -> Result<Self> {
+impl<'a> TensorInfo<'a> {
+    pub(crate) fn of(t: &Tensor<'a>) -> Result<Self> {
         Ok(TensorInfo {
             dtype: t.scalar_type()?,
             shape: Shape::from_serialized(t)?,
@@ -71,11 +71,11 @@ impl<'a> MethodMeta<'a> {
         Ok(self.plan.outputs()?.len())
     }
 
-    pub fn input_tensor_meta(&self, i: usize) -> Result<TensorInfo> {
+    pub fn input_tensor_meta(&self, i: usize) -> Result<TensorInfo<'a>> {
         TensorInfo::of(&io_tensor(&self.plan, self.plan.inputs()?.get(i)?)?)
     }
 
-    pub fn output_tensor_meta(&self, i: usize) -> Result<TensorInfo> {
+    pub fn output_tensor_meta(&self, i: usize) -> Result<TensorInfo<'a>> {
         TensorInfo::of(&io_tensor(&self.plan, self.plan.outputs()?.get(i)?)?)
     }
 

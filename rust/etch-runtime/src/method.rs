@@ -394,7 +394,7 @@ impl<'a, 'm> Method<'a, 'm> {
         }
     }
 
-    pub fn input_meta(&self, i: usize) -> Result<TensorInfo> {
+    pub fn input_meta(&self, i: usize) -> Result<TensorInfo<'a>> {
         TensorInfo::of(&self.input_tensor(i)?)
     }
 

@@ -82,10 +82,10 @@ fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         ));
     }
     // Broadcast of self: [p], [1,p], [m,1], [m,p] or a scalar.
-    let (bm, bp) = match bias.shape.sizes() {
-        [] => (1, 1),
-        [q] => (1, *q as usize),
-        [r, q] => (*r as usize, *q as usize),
+    let (bm, bp) = match bias.shape.rank() {
+        0 => (1, 1),
+        1 => (1, bias.shape.size(0)),
+        2 => (bias.shape.size(0), bias.shape.size(1)),
         _ => return Err(bad("addmm self rank")),
     };
     if (bm != 1 && bm != m) || (bp != 1 && bp != p) {

@@ -68,7 +68,7 @@ struct Geometry {
 /// `[N, C, W]` gets `H = 1`, as upstream's `get_unsqueezed_sizes`).
 fn lift(shape: &Shape) -> ([usize; 4], [usize; 4]) {
     let (s, st) = (shape.sizes(), shape.strides());
-    let size = |d: usize| s.get(d).map_or(1, |&v| v as usize);
+    let size = |d: usize| s.get(d).map_or(1, |v| v as usize);
     let stride = |d: usize| st.get(d).copied().unwrap_or(0);
     if shape.rank() == 3 {
         (
@@ -520,7 +520,7 @@ mod tests {
     use super::*;
     use std::{vec, vec::Vec};
 
-    fn view<'a>(sizes: &[u32], order: &[u8], data: &'a [f32]) -> TensorView<'a> {
+    fn view<'a>(sizes: &'a [u32], order: &'a [u8], data: &'a [f32]) -> TensorView<'a> {
         TensorView {
             dtype: ScalarType::FLOAT,
             shape: Shape::new(sizes, order).unwrap(),
@@ -545,7 +545,8 @@ mod tests {
     ) -> core::result::Result<Vec<f32>, ErrorCode> {
         let xv = view(x.0, order(x.0.len()), x.1);
         let wv = view(w.0, order(w.0.len()), w.1);
-        let bv = bias.map(|b| view(&[b.len() as u32], &[0], b));
+        let bias_len = [bias.map_or(0, |b| b.len() as u32)];
+        let bv = bias.map(|b| view(&bias_len, &[0], b));
         let n = out.iter().product::<u32>() as usize;
         let mut data = vec![f32::NAN; n];
         let mut ov = TensorViewMut {
@@ -755,7 +756,9 @@ mod bias_dtype_tests {
     /// fall-back) with a bias of `bias_dtype`: bias element bytes `bias`.
     fn conv_i8(bias_dtype: ScalarType, bias: &[u8], transposed: bool) -> Result<Vec<i8>> {
         let (x, w) = ([100i8, -3, 7], [2i8]);
-        let shape = |s: &[u32]| Shape::new(s, &[0, 1, 2][..s.len()]).unwrap();
+        fn shape(s: &[u32]) -> Shape<'_> {
+            Shape::new(s, &[0, 1, 2][..s.len()]).unwrap()
+        }
         let xv = TensorView {
             dtype: ScalarType::CHAR,
             shape: shape(&[1, 1, 3]),

@@ -1,7 +1,7 @@
 //! Layout-changing copies shared by permute, clone, dim-order and view ops:
 //! every element of a logical shape moved from one strided layout to another.
 
-use etch_runtime::tensor::{TensorView, TensorViewMut};
+use etch_runtime::tensor::{Sizes, TensorView, TensorViewMut};
 use etch_runtime::{Error, ErrorCode, Result};
 
 const MAX_RANK: usize = 16;
@@ -11,9 +11,9 @@ fn bad(what: &'static str) -> Error {
 }
 
 /// Largest element offset a (sizes, strides) layout reaches, plus one.
-fn extent(sizes: &[u32], strides: &[usize]) -> Option<usize> {
+fn extent(sizes: Sizes<'_>, strides: &[usize]) -> Option<usize> {
     let mut max = 0usize;
-    for (&s, &st) in sizes.iter().zip(strides) {
+    for (s, &st) in sizes.iter().zip(strides) {
         if s == 0 {
             return Some(0);
         }
@@ -29,7 +29,7 @@ pub fn strided_copy(
     src_strides: &[usize],
     dst: &mut [u8],
     dst_strides: &[usize],
-    sizes: &[u32],
+    sizes: Sizes<'_>,
     elem: usize,
 ) -> Result<()> {
     let rank = sizes.len();
@@ -42,7 +42,7 @@ pub fn strided_copy(
     if se.saturating_mul(elem) > src.len() || de.saturating_mul(elem) > dst.len() {
         return Err(bad("copy outside its tensor"));
     }
-    let numel: usize = sizes.iter().map(|&s| s as usize).product();
+    let numel: usize = sizes.iter().map(|s| s as usize).product();
     let mut idx = [0u32; MAX_RANK];
     let (mut s_off, mut d_off) = (0usize, 0usize);
     for _ in 0..numel {
@@ -55,7 +55,7 @@ pub fn strided_copy(
         etch_runtime::memory::copy_slice(to, from);
         // Odometer over the logical index, innermost dimension fastest.
         for d in (0..rank).rev() {
-            let (Some(i), Some(&size), Some(&ss), Some(&ds)) = (
+            let (Some(i), Some(size), Some(&ss), Some(&ds)) = (
                 idx.get_mut(d),
                 sizes.get(d),
                 src_strides.get(d),

@@ -84,9 +84,9 @@ pub fn for_each_broadcast_n<const N: usize>(
     let so = out.strides();
     let sizes = out.sizes();
     let rank = sizes.len();
-    let dense = strides.iter().all(|s| {
-        (0..rank).all(|d| sizes.get(d).copied().unwrap_or(1) <= 1 || s.get(d) == so.get(d))
-    });
+    let dense = strides
+        .iter()
+        .all(|s| (0..rank).all(|d| sizes.get(d).unwrap_or(1) <= 1 || s.get(d) == so.get(d)));
     if dense {
         for i in 0..out.numel() {
             f([i; N], i)?;
@@ -99,7 +99,7 @@ pub fn for_each_broadcast_n<const N: usize>(
     for _ in 0..out.numel() {
         f(at, io)?;
         for d in (0..rank).rev() {
-            let (Some(i), Some(&size)) = (idx.get_mut(d), sizes.get(d)) else {
+            let (Some(i), Some(size)) = (idx.get_mut(d), sizes.get(d)) else {
                 break;
             };
             let dout = so.get(d).copied().unwrap_or(0);

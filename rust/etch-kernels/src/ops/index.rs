@@ -569,7 +569,7 @@ mod tests {
     use etch_runtime::{ErrorCode, Shape};
     use std::vec::Vec;
 
-    fn t<'a>(dtype: ScalarType, sizes: &[u32], data: &'a [u8]) -> TensorView<'a> {
+    fn t<'a>(dtype: ScalarType, sizes: &'a [u32], data: &'a [u8]) -> TensorView<'a> {
         TensorView {
             dtype,
             shape: Shape::contiguous(sizes).unwrap(),
@@ -577,7 +577,7 @@ mod tests {
         }
     }
 
-    fn o<'a>(dtype: ScalarType, sizes: &[u32], data: &'a mut [u8]) -> TensorViewMut<'a> {
+    fn o<'a>(dtype: ScalarType, sizes: &'a [u32], data: &'a mut [u8]) -> TensorViewMut<'a> {
         TensorViewMut {
             dtype,
             shape: Shape::contiguous(sizes).unwrap(),

@@ -102,13 +102,7 @@ fn batch_norm(
     let (w, b) = (param(w, c)?, param(b, c)?);
     let mean = param(Some(required(mean, 3)?), c)?.unwrap_or(&[]);
     let var = param(Some(required(var, 4)?), c)?.unwrap_or(&[]);
-    let inner: usize = x
-        .shape
-        .sizes()
-        .iter()
-        .skip(2)
-        .map(|&s| s as usize)
-        .product();
+    let inner: usize = x.shape.sizes().iter().skip(2).map(|s| s as usize).product();
     let (xd, od) = (x.as_f32()?, out.as_f32_mut()?);
     if xd.len() != od.len() {
         return Err(bad("batch_norm sizes"));
@@ -163,16 +157,16 @@ fn layer_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let sizes = x.shape.sizes();
     let mut n = 1usize;
     for (k, &want) in shape.as_slice().iter().enumerate() {
-        let have = sizes.get(lead + k).copied().unwrap_or(0);
+        let have = sizes.get(lead + k).unwrap_or(0);
         if i64::from(have) != want {
             return Err(bad("layer_norm normalized_shape differs from the input"));
         }
         n = n.saturating_mul(have as usize);
     }
-    let m: usize = sizes.iter().take(lead).map(|&s| s as usize).product();
+    let m: usize = sizes.iter().take(lead).map(|s| s as usize).product();
     for t in [&w, &b].into_iter().flatten() {
         f32_only(t)?;
-        if t.shape.sizes() != sizes.get(lead..).unwrap_or(&[]) {
+        if Some(t.shape.sizes()) != sizes.slice(lead..rank) {
             return Err(bad("layer_norm weight/bias shape"));
         }
     }
@@ -182,9 +176,9 @@ fn layer_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     // mean/rstd: the input's sizes with the normalized dims set to 1.
     let stat_ok = |s: &etch_runtime::Shape| {
         s.rank() == rank
-            && s.sizes().iter().enumerate().all(|(d, &v)| {
+            && s.sizes().iter().enumerate().all(|(d, v)| {
                 v == if d < lead {
-                    sizes.get(d).copied().unwrap_or(0)
+                    sizes.get(d).unwrap_or(0)
                 } else {
                     1
                 }

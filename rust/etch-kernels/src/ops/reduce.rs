@@ -72,7 +72,7 @@ impl ReducePlan {
             reduced: shape.numel(),
             out_numel: 1,
         };
-        for (s, &v) in plan.sizes.iter_mut().zip(shape.sizes()) {
+        for (s, v) in plan.sizes.iter_mut().zip(shape.sizes()) {
             *s = v as usize;
         }
         let dims = dims.unwrap_or(&[]);
@@ -114,7 +114,7 @@ impl ReducePlan {
         let o = out.sizes();
         let ok = if keepdim {
             o.len() == self.rank
-                && o.iter().enumerate().all(|(d, &s)| {
+                && o.iter().enumerate().all(|(d, s)| {
                     let kept = !self.all && self.mask & (1 << d) == 0;
                     let want = if kept {
                         self.sizes.get(d).copied()
@@ -129,7 +129,7 @@ impl ReducePlan {
             let mut kept = (0..self.rank)
                 .filter(|&d| self.mask & (1 << d) == 0)
                 .map(|d| self.sizes.get(d).copied().unwrap_or(0));
-            o.iter().all(|&s| kept.next() == Some(s as usize)) && kept.next().is_none()
+            o.iter().all(|s| kept.next() == Some(s as usize)) && kept.next().is_none()
         };
         if !ok {
             return Err(bad("reduction output shape"));
@@ -888,7 +888,7 @@ pub const ADAPTIVE_AVG_POOL2D_OUT: Kernel = op!(
         let (oh, ow) = (oh as usize, ow as usize);
         let planes = x.numel().checked_div(ih * iw).unwrap_or(0);
         let sizes_ok = out.shape.rank() == rank
-            && out.shape.sizes().get(..rank - 2) == x.shape.sizes().get(..rank - 2)
+            && out.shape.sizes().slice(0..rank - 2) == x.shape.sizes().slice(0..rank - 2)
             && out.shape.size(-2) == oh
             && out.shape.size(-1) == ow;
         if !sizes_ok {

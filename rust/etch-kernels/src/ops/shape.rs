@@ -692,7 +692,7 @@ mod tests {
     use super::*;
     use etch_runtime::{ErrorCode, ScalarType, Shape};
 
-    fn view<'a>(sizes: &[u32], order: &[u8], data: &'a [u8]) -> TensorView<'a> {
+    fn view<'a>(sizes: &'a [u32], order: &'a [u8], data: &'a [u8]) -> TensorView<'a> {
         TensorView {
             dtype: ScalarType::CHAR,
             shape: Shape::new(sizes, order).unwrap(),
@@ -700,7 +700,7 @@ mod tests {
         }
     }
 
-    fn out<'a>(sizes: &[u32], data: &'a mut [u8]) -> TensorViewMut<'a> {
+    fn out<'a>(sizes: &'a [u32], data: &'a mut [u8]) -> TensorViewMut<'a> {
         TensorViewMut {
             dtype: ScalarType::CHAR,
             shape: Shape::contiguous(sizes).unwrap(),
@@ -899,7 +899,7 @@ mod pad_tests {
     use super::*;
     use etch_runtime::{ErrorCode, ScalarType, Shape};
 
-    fn out<'a>(buf: &'a mut [u8], sizes: &[u32]) -> TensorViewMut<'a> {
+    fn out<'a>(buf: &'a mut [u8], sizes: &'a [u32]) -> TensorViewMut<'a> {
         TensorViewMut {
             dtype: ScalarType::BYTE,
             shape: Shape::contiguous(sizes).unwrap(),

@@ -188,7 +188,7 @@ pub(crate) fn copy_walk(
 /// Sizes of a shape as `usize`, for walks.
 pub(crate) fn sizes_of(shape: &Shape) -> [usize; MAX_WALK] {
     let mut out = [0usize; MAX_WALK];
-    for (o, &s) in out.iter_mut().zip(shape.sizes()) {
+    for (o, s) in out.iter_mut().zip(shape.sizes()) {
         *o = s as usize;
     }
     out
