@@ -210,25 +210,34 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     /// (not once per item, as `int_list_item` would): kernels read their
     /// strides, paddings and kernel sizes on every call.
     pub fn int_list(&self, i: usize) -> Result<IntList> {
+        let mut list = IntList {
+            items: [0; etch_pte::tensor::MAX_RANK],
+            len: 0,
+        };
+        list.len = self.int_list_into(i, &mut list.items)?;
+        Ok(list)
+    }
+
+    /// The first `out.len()` items of an `int[]` argument of at most 16
+    /// items into `out` (fewer if the list is shorter); returns the list's
+    /// length. For kernels that need two values (stride, padding), without
+    /// [`IntList`]'s 136 bytes.
+    pub fn int_list_into(&self, i: usize, out: &mut [i64]) -> Result<usize> {
         let Value::IntList(items) = self.value(i)? else {
             return Err(bad_arg("argument is not an IntList", i));
         };
         let len = items.len();
-        let mut list = IntList {
-            items: [0; etch_pte::tensor::MAX_RANK],
-            len,
-        };
-        if len > list.items.len() {
+        if len > etch_pte::tensor::MAX_RANK {
             return Err(bad_arg("IntList longer than 16", i));
         }
-        for (k, slot) in list.items.iter_mut().take(len).enumerate() {
+        for (k, slot) in out.iter_mut().take(len).enumerate() {
             let v = usize::try_from(items.get(k)?).map_err(|_| bad_arg("bad IntList item", i))?;
             *slot = match self.value_at(v)? {
                 Value::Int(x) => x,
                 _ => return Err(bad_arg("IntList item is not an Int", i)),
             };
         }
-        Ok(list)
+        Ok(len)
     }
 
     /// A `ScalarType` argument.

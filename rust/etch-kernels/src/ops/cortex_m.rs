@@ -127,9 +127,10 @@ fn nhwc(t: &etch_runtime::Shape) -> Result<(usize, usize, usize, usize)> {
 /// holds kernel, stride, padding and dilation in `int32_t`: a value outside
 /// `0..=i32::MAX` is an invalid argument on every target.
 fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
-    let l = ctx.int_list(i)?;
-    let a = l.get_or(0, 0);
-    let b = l.get_or(1, a);
+    let mut l = [0i64; 2];
+    let len = ctx.int_list_into(i, &mut l)?;
+    let [a, b] = l;
+    let b = if len > 1 { b } else { a };
     let as_usize = |v: i64| u32::try_from(v).ok().filter(|&v| v <= i32::MAX as u32);
     let (Some(a), Some(b)) = (as_usize(a), as_usize(b)) else {
         return Err(bad("stride, padding or dilation outside 0..=i32::MAX"));
