@@ -18,7 +18,10 @@ use crate::{Error, ErrorCode, Result, MAX_MEMORY_IDS};
 
 /// Most writable tensors one call can take (out + scratch, with room to spare).
 pub const MAX_OUTPUTS: usize = 4;
-const CAP: usize = MAX_MEMORY_IDS + 2 * MAX_OUTPUTS;
+/// Each take removes one piece and puts back at most two (before and after
+/// it), so `MAX_OUTPUTS` takes from `MAX_MEMORY_IDS` buffers leave at most
+/// this many pieces (12: the arrays sit in every kernel call's frame).
+const CAP: usize = MAX_MEMORY_IDS + MAX_OUTPUTS;
 
 struct Piece<'m> {
     memory: usize,
