@@ -184,9 +184,9 @@ LIMITS = {
         # key, guard, target, what
         ("instructions_per_inference", 4_834_000, 5_000_000,
          "instructions (guard: 4,809,311 measured + 0.5 %; issue 14 target 5.0 M)"),
-        ("flash_core_bytes", 17_942, 12_288, "core flash, bench firmware (17,853 + 0.5 %)"),
+        ("flash_core_bytes", 17_882, 12_288, "core flash, bench firmware (17,793 + 0.5 %)"),
         ("flash_kernels_bytes", 16_384, 16_384, "DS-CNN kernels flash with dsp"),
-        ("inference_stack_bytes", 2_124, 2_048, "stack of one inference (2,112 + 0.5 %)"),
+        ("inference_stack_bytes", 2_115, 2_048, "stack of one inference (2,104 + 0.5 %)"),
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured

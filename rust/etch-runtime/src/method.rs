@@ -639,6 +639,9 @@ impl<'a, 'm> Method<'a, 'm> {
         }
     }
 
+    // Out of line: its locals stay out of `execute`'s frame, which is on
+    // the stack under every kernel call.
+    #[inline(never)]
     fn move_value(&mut self, from: usize, to: usize) -> Result<()> {
         let src = self.values.get(from)?;
         let payload = match src.value()? {
