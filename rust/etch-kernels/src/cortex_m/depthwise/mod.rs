@@ -690,12 +690,17 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
 /// The input runs of one output pixel's taps: every run has at least `len`
 /// values (checked on push), which is what lets [`DepthwiseMac::dw_block`] read four
 /// values at any block offset below `len` without bounds checks.
-/// Most taps a [`Taps`] table holds: what [`DW_PACK_WORDS`] admits (36),
-/// capped at the 32 bits of the inside masks of [`Taps::fill`].
-const DW_MAX_TAPS: usize = if DW_PACK_WORDS / 8 < 32 {
+/// Most taps a [`Taps`] table holds: 5x5 kernels (25 taps) and smaller, and
+/// no more than [`DW_PACK_WORDS`] admits (36) or the 32 bits of the inside
+/// masks of [`Taps::fill`]. The table lives on the stack under every
+/// depthwise call (two words and a pointer a tap, plus the tap offsets), so
+/// it is sized for the kernels models use, not for 32: 25 keeps a DS-CNN
+/// inference below 2 KiB of stack on Cortex-M4 (issue 12); larger kernels
+/// take [`depthwise`]'s other loops.
+const DW_MAX_TAPS: usize = if DW_PACK_WORDS / 8 < 25 {
     DW_PACK_WORDS / 8
 } else {
-    32
+    25
 };
 
 pub(crate) struct Taps<'a> {
