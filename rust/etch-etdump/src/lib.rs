@@ -338,7 +338,13 @@ impl<'d> DebugBuffer<'d> {
                 flatbuf::copy(dst.get_mut(..elem).unwrap_or(&mut []), src);
             }
             out += elem;
-            for (i, size) in idx.iter_mut().zip(sizes).rev() {
+            // The next index, last dimension fastest. By position, not
+            // `zip(sizes).rev()`: a reversed zip of iterators of different
+            // lengths links the panic machinery on Cortex-M.
+            for d in (0..sizes.len()).rev() {
+                let (Some(i), Some(size)) = (idx.get_mut(d), sizes.get(d)) else {
+                    break;
+                };
                 *i += 1;
                 if *i < size {
                     break;
