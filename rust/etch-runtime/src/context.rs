@@ -17,12 +17,13 @@ use crate::{Error, ErrorCode, Result, ScalarType};
 /// The planned buffers, seen through a trait object so the context needs no
 /// extra lifetime parameter for the caller's buffer slices.
 pub(crate) trait Arenas {
-    fn pieces(&mut self) -> Pieces<'_>;
+    /// Fills `out` (from [`Pieces::empty`]) with the whole buffers.
+    fn pieces<'p>(&'p mut self, out: &mut Pieces<'p>);
 }
 
 impl Arenas for &mut [&mut [u8]] {
-    fn pieces(&mut self) -> Pieces<'_> {
-        Pieces::new(self)
+    fn pieces<'p>(&'p mut self, out: &mut Pieces<'p>) {
+        out.fill(self)
     }
 }
 
@@ -401,7 +402,8 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
         let (file, values) = (self.file, self.values);
         let overrides = self.overrides.as_ref();
-        let mut pieces = self.memory.pieces();
+        let mut pieces = Pieces::empty();
+        self.memory.pieces(&mut pieces);
         for (view, &v) in out_views.iter_mut().zip(outputs.iter()) {
             let r = resolve_tensor(file, values, overrides, v)?;
             let Loc::Planned { memory, offset } = r.loc else {

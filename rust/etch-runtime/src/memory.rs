@@ -43,16 +43,24 @@ fn overlap() -> Error {
 }
 
 impl<'m> Pieces<'m> {
-    pub(crate) fn new(planned: &'m mut [&mut [u8]]) -> Self {
-        let mut items = [const { None }; CAP];
-        for (memory, (slot, buf)) in items.iter_mut().zip(planned.iter_mut()).enumerate() {
+    /// No pieces yet; [`Pieces::fill`] hands out the buffers.
+    pub(crate) const fn empty() -> Self {
+        Pieces {
+            items: [const { None }; CAP],
+        }
+    }
+
+    /// Fills pieces made with [`Pieces::empty`] in place, one per buffer:
+    /// a constructor returning the 192 B array by value copied it with
+    /// `memcpy`, which linked memcpy into every firmware (issue 12).
+    pub(crate) fn fill(&mut self, planned: &'m mut [&mut [u8]]) {
+        for (memory, (slot, buf)) in self.items.iter_mut().zip(planned.iter_mut()).enumerate() {
             *slot = Some(Piece {
                 memory,
                 start: 0,
                 data: buf,
             });
         }
-        Pieces { items }
     }
 
     fn find(&self, memory: usize, offset: usize, end: usize) -> Option<usize> {
@@ -166,7 +174,8 @@ mod tests {
         let mut a = [0u8; 64];
         let mut b = [0u8; 16];
         let mut planned: [&mut [u8]; 2] = [&mut a, &mut b];
-        let mut pieces = Pieces::new(&mut planned);
+        let mut pieces = Pieces::empty();
+        pieces.fill(&mut planned);
         let out = pieces.take(0, 16, 16).unwrap();
         out.fill(7);
         assert!(pieces.take(0, 24, 4).is_err(), "overlapping outputs");

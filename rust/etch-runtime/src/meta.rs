@@ -50,13 +50,15 @@ fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
 }
 
 impl<'a> MethodMeta<'a> {
-    pub(crate) fn new(file: PteFile<'a>, plan: ExecutionPlan<'a>) -> Result<Self> {
-        // Same presence checks as ExecuTorch's `method_meta`.
+    /// Same presence checks as ExecuTorch's `method_meta`. The caller then
+    /// builds the view in its return slot: moving a finished 36 B view out
+    /// of a constructor cost a `memcpy` call (issue 12).
+    pub(crate) fn check(plan: &ExecutionPlan<'a>) -> Result<()> {
         plan.name_bytes()?;
         plan.inputs()?;
         plan.outputs()?;
         plan.non_const_buffer_sizes()?;
-        Ok(MethodMeta { file, plan })
+        Ok(())
     }
 
     pub fn name(&self) -> Result<&'a str> {

@@ -1,9 +1,9 @@
 //! `Method`: a loaded, runnable method.
 
 use etch_pte::flatbuffer::same_bytes;
-use etch_pte::schema::{EValue, ExecutionPlan};
+use etch_pte::schema::EValue;
 use etch_pte::types::TensorDataLocation;
-use etch_pte::{InstructionArgs, PteFile, ShapeDynamism, Value, ValueKind, Vector};
+use etch_pte::{InstructionArgs, ShapeDynamism, Value, ValueKind, Vector};
 
 use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
@@ -98,8 +98,9 @@ pub enum Output<'d> {
 
 /// A method loaded into caller-owned memory, ready to execute.
 pub struct Method<'a, 'm> {
-    file: PteFile<'a>,
-    plan: ExecutionPlan<'a>,
+    // The file and plan views, kept as the caller's `MethodMeta` (one copy
+    // of it, made at the end of `load`).
+    meta: MethodMeta<'a>,
     values: Vector<'a, EValue<'a>>,
     kernels: &'m [Kernel],
     backends: &'m [&'m dyn Backend],
@@ -349,8 +350,7 @@ impl<'a, 'm> Method<'a, 'm> {
 
         state.overrides_mut().init(&plan)?;
         Ok(Method {
-            file,
-            plan,
+            meta: *meta,
             values,
             kernels,
             backends,
@@ -363,10 +363,7 @@ impl<'a, 'm> Method<'a, 'm> {
     /// The metadata the method was loaded from (operator names per
     /// instruction, I/O facts), without keeping a separate copy of it.
     pub fn meta(&self) -> MethodMeta<'a> {
-        MethodMeta {
-            file: self.file,
-            plan: self.plan,
-        }
+        self.meta
     }
 
     /// Caps instructions per `execute` (against malformed jump loops).
@@ -375,15 +372,15 @@ impl<'a, 'm> Method<'a, 'm> {
     }
 
     pub fn num_inputs(&self) -> Result<usize> {
-        Ok(self.plan.inputs()?.len())
+        Ok(self.meta.plan.inputs()?.len())
     }
 
     pub fn num_outputs(&self) -> Result<usize> {
-        Ok(self.plan.outputs()?.len())
+        Ok(self.meta.plan.outputs()?.len())
     }
 
     fn input_tensor(&self, i: usize) -> Result<etch_pte::schema::Tensor<'a>> {
-        let v = self.plan.inputs()?.get(i)?;
+        let v = self.meta.plan.inputs()?.get(i)?;
         match self.values.get(v as usize)?.value()? {
             Value::Tensor(t) => Ok(t),
             _ => Err(Error::new(
@@ -463,7 +460,7 @@ impl<'a, 'm> Method<'a, 'm> {
     /// Output `i`: a view into planned memory (valid until the next `execute`)
     /// or a scalar.
     pub fn output(&self, i: usize) -> Result<Output<'_>> {
-        let v = self.plan.outputs()?.get(i)? as usize;
+        let v = self.meta.plan.outputs()?.get(i)? as usize;
         self.value_output(v, i as u32)
     }
 
@@ -516,9 +513,10 @@ impl<'a, 'm> Method<'a, 'm> {
                             i,
                         ))?
                     }
-                    None if source.data_buffer_idx()? != 0 => {
-                        self.file.constant_data(source.data_buffer_idx()?, nbytes)?
-                    }
+                    None if source.data_buffer_idx()? != 0 => self
+                        .meta
+                        .file
+                        .constant_data(source.data_buffer_idx()?, nbytes)?,
                     None => {
                         return Err(Error::new(ErrorCode::InvalidState, "output has no data", i))
                     }
@@ -541,7 +539,7 @@ impl<'a, 'm> Method<'a, 'm> {
     /// Runs the method once, calling `observer` around each instruction.
     /// Errors carry the failing instruction's index in `at`.
     pub fn execute_observed<O: ExecutionObserver>(&mut self, observer: &mut O) -> Result<()> {
-        let inputs = self.plan.inputs()?.len();
+        let inputs = self.meta.plan.inputs()?.len();
         if let Some(i) = (0..inputs).find(|&i| !self.state.input_set(i)) {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
@@ -551,7 +549,7 @@ impl<'a, 'm> Method<'a, 'm> {
         }
         let mut executed: u32 = 0;
         let mut base: usize = 0; // global index of the chain's first instruction
-        for chain in self.plan.chains()?.iter() {
+        for chain in self.meta.plan.chains()?.iter() {
             let instructions = chain?.instructions()?;
             let mut pc = 0usize;
             while pc < instructions.len() {
@@ -588,7 +586,7 @@ impl<'a, 'm> Method<'a, 'm> {
                         delegate_index,
                         args,
                     } => {
-                        let d = self.plan.delegates()?.get(delegate_index as usize)?;
+                        let d = self.meta.plan.delegates()?.get(delegate_index as usize)?;
                         let id = d.id_bytes()?;
                         let backend = find_backend(self.backends, id).ok_or(Error::new(
                             ErrorCode::NotFound,
@@ -629,7 +627,7 @@ impl<'a, 'm> Method<'a, 'm> {
     fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
         let (overrides, scratch) = self.state.call_parts();
         KernelContext {
-            file: &self.file,
+            file: &self.meta.file,
             values: self.values,
             args,
             memory: &mut self.planned as &mut dyn Arenas,
