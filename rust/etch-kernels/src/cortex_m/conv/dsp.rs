@@ -147,6 +147,52 @@ fn dot_1x4_groups(x: &[i8], packed: &[u32], groups: usize, init: [i32; 4]) -> [i
     [a, b, c, d]
 }
 
+/// One input-channel group of [`pointwise_quad_asm`]'s unrolled loop: four
+/// input bytes (one word at r9, sign-extended in pairs) against the four
+/// output channels' packed weights (eight words at r4), summed into r0..r3.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+macro_rules! pointwise_group {
+    () => {
+        concat!(
+            "ldr r10, [r9], #4\n",
+            "sxtb16 r11, r10, ror #8\n",
+            "sxtb16 r10, r10\n",
+            "ldrd r12, lr, [r4], #8\n",
+            "smlad r0, r10, r12, r0\n",
+            "smlad r0, r11, lr, r0\n",
+            "ldrd r12, lr, [r4], #8\n",
+            "smlad r1, r10, r12, r1\n",
+            "smlad r1, r11, lr, r1\n",
+            "ldrd r12, lr, [r4], #8\n",
+            "smlad r2, r10, r12, r2\n",
+            "smlad r2, r11, lr, r2\n",
+            "ldrd r12, lr, [r4], #8\n",
+            "smlad r3, r10, r12, r3\n",
+            "smlad r3, r11, lr, r3",
+        )
+    };
+}
+
+/// One output lane's requantization in [`pointwise_quad_asm`]
+/// ([`super::super::requant::fast_words`]): the lane's three words (mult,
+/// high word, r − 1) loaded from r4 into r10..r12, the accumulator `$acc`
+/// replaced by its saturated int8 result.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+#[rustfmt::skip] // one instruction a line
+macro_rules! requant_lane {
+    ($acc:literal) => {
+        concat!(
+            "ldm r4!, {{r10, r11, r12}}\n",
+            "and lr, ", $acc, ", #0x80000000\n",
+            "orr lr, lr, #0x40000000\n",
+            "add r11, r11, ", $acc, ", asr #31\n",
+            "smlal lr, r11, ", $acc, ", r10\n",
+            "asr ", $acc, ", r11, r12\n",
+            "ssat ", $acc, ", #8, ", $acc,
+        )
+    };
+}
+
 /// [`ConvMac::pointwise_quad`] on Arm with DSP: the whole pass (every pixel's
 /// [`dot_1x4_groups`] loop, then the four outputs' requantization as
 /// [`super::super::requant::fast_words`], stored) in one `asm!` block, which
@@ -220,102 +266,22 @@ fn pointwise_quad_asm(
             "bhi 7f",
             "b 8f",
             "3:",
-            "ldr r10, [r9], #4",
-            "sxtb16 r11, r10, ror #8",
-            "sxtb16 r10, r10",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r0, r10, r12, r0",
-            "smlad r0, r11, lr, r0",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r1, r10, r12, r1",
-            "smlad r1, r11, lr, r1",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r2, r10, r12, r2",
-            "smlad r2, r11, lr, r2",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r3, r10, r12, r3",
-            "smlad r3, r11, lr, r3",
+            pointwise_group!(),
             "7:",
-            "ldr r10, [r9], #4",
-            "sxtb16 r11, r10, ror #8",
-            "sxtb16 r10, r10",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r0, r10, r12, r0",
-            "smlad r0, r11, lr, r0",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r1, r10, r12, r1",
-            "smlad r1, r11, lr, r1",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r2, r10, r12, r2",
-            "smlad r2, r11, lr, r2",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r3, r10, r12, r3",
-            "smlad r3, r11, lr, r3",
+            pointwise_group!(),
             "6:",
-            "ldr r10, [r9], #4",
-            "sxtb16 r11, r10, ror #8",
-            "sxtb16 r10, r10",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r0, r10, r12, r0",
-            "smlad r0, r11, lr, r0",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r1, r10, r12, r1",
-            "smlad r1, r11, lr, r1",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r2, r10, r12, r2",
-            "smlad r2, r11, lr, r2",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r3, r10, r12, r3",
-            "smlad r3, r11, lr, r3",
+            pointwise_group!(),
             "8:",
-            "ldr r10, [r9], #4",
-            "sxtb16 r11, r10, ror #8",
-            "sxtb16 r10, r10",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r0, r10, r12, r0",
-            "smlad r0, r11, lr, r0",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r1, r10, r12, r1",
-            "smlad r1, r11, lr, r1",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r2, r10, r12, r2",
-            "smlad r2, r11, lr, r2",
-            "ldrd r12, lr, [r4], #8",
-            "smlad r3, r10, r12, r3",
-            "smlad r3, r11, lr, r3",
+            pointwise_group!(),
             "subs r5, r5, #4",
             "bne 3b",
             // Requantize lane by lane: x = mult, xo = high word, w0 = r − 1,
             // w1 = low word (fast_words); wp walks the lanes' words.
             "add r4, r8, #36",
-            "ldm r4!, {{r10, r11, r12}}",
-            "and lr, r0, #0x80000000",
-            "orr lr, lr, #0x40000000",
-            "add r11, r11, r0, asr #31",
-            "smlal lr, r11, r0, r10",
-            "asr r0, r11, r12",
-            "ssat r0, #8, r0",
-            "ldm r4!, {{r10, r11, r12}}",
-            "and lr, r1, #0x80000000",
-            "orr lr, lr, #0x40000000",
-            "add r11, r11, r1, asr #31",
-            "smlal lr, r11, r1, r10",
-            "asr r1, r11, r12",
-            "ssat r1, #8, r1",
-            "ldm r4!, {{r10, r11, r12}}",
-            "and lr, r2, #0x80000000",
-            "orr lr, lr, #0x40000000",
-            "add r11, r11, r2, asr #31",
-            "smlal lr, r11, r2, r10",
-            "asr r2, r11, r12",
-            "ssat r2, #8, r2",
-            "ldm r4!, {{r10, r11, r12}}",
-            "and lr, r3, #0x80000000",
-            "orr lr, lr, #0x40000000",
-            "add r11, r11, r3, asr #31",
-            "smlal lr, r11, r3, r10",
-            "asr r3, r11, r12",
-            "ssat r3, #8, r3",
+            requant_lane!("r0"),
+            requant_lane!("r1"),
+            requant_lane!("r2"),
+            requant_lane!("r3"),
             "ldrd r10, r11, [r8, #24]",
             "strb r0, [r10]",
             "strb r1, [r10, #1]",
