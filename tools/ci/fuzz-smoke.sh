@@ -13,7 +13,9 @@ cd "$(dirname "$0")/../.."
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
 seed=${ETCH_FUZZ_SEED:-$(date -u +%Y%j)}
 cargo build -q --profile fuzz -p etch-fuzz --bin etch-mutate
-bin=target/fuzz/etch-mutate
+# The binary is where cargo put it: CARGO_TARGET_DIR when set (a stale
+# target/fuzz/etch-mutate in the tree would otherwise be run instead).
+bin=${CARGO_TARGET_DIR:-target}/fuzz/etch-mutate
 F=tests/fixtures
 echo "fuzz smoke: seed $seed (ETCH_FUZZ_SEED=$seed $0 reproduces)"
 "$bin" --seed "$seed" --iters 60000 --out target/etch-mutate \
