@@ -243,9 +243,10 @@ pub(crate) fn into_i8<'d>(out: &mut TensorViewMut<'d>) -> Result<&'d mut [i8]> {
     bytemuck::try_cast_slice_mut(core::mem::take(&mut out.data)).map_err(|_| bad("int8 output"))
 }
 
-/// Reads both convolutions' arguments. Out of line, and so is the kernel
-/// call ([`run_conv`]): the views `io` returns (about 600 bytes) and the
-/// kernels' locals never share one stack frame.
+/// Reads both convolutions' arguments, inlined into their one adapter
+/// ([`quantized_conv`]); the kernel call ([`run_conv`]) is out of line, so
+/// the views `io` returns and the kernels' locals never share one stack
+/// frame.
 #[inline(always)]
 fn conv_args<'c>(
     ctx: &'c mut KernelContext<'_, '_>,
