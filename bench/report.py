@@ -180,10 +180,14 @@ LIMITS = {
     "cortex-m0": [
         ("instructions_per_inference", 16_443_000, 25_000_000,
          "instructions (Armv6-M MULS asm loops: +0.5 % of 16,360,713; v6-M ELF)"),
+        ("inference_stack_bytes", 2_440, 2_048,
+         "stack of one inference (2,404 measured at 2c63df4 + 1.5 %; issue 12's 2 KiB is set on the M4F)"),
     ],
     "cortex-m3": [
         ("instructions_per_inference", 6_741_000, 9_500_000,
          "instructions (scalar asm loops: +0.5 % of 6,707,249)"),
+        ("inference_stack_bytes", 2_104, 2_048,
+         "stack of one inference (2,072 measured at 2c63df4 + 1.5 %)"),
     ],
     "cortex-m4": [
         # key, guard, target, what
@@ -200,6 +204,10 @@ LIMITS = {
         # once, shapes read in place), + 0.5 %, below the target.
         ("instructions_per_inference", 1_328_000, 1_600_000,
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
+        # Guarded against regressions, not yet at 2 KiB (why the Helium build
+        # needs 632 B more than the M4F's is not analysed).
+        ("inference_stack_bytes", 2_680, 2_048,
+         "stack of one inference (2,640 measured at 2c63df4 + 1.5 %)"),
     ],
 }
 
