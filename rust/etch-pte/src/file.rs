@@ -161,6 +161,21 @@ impl<'a> PteFile<'a> {
         Ok(file)
     }
 
+    /// The view again from its parts, without checking them again: the
+    /// whole file, [`PteFile::segment_base_offset`] and the root table (in
+    /// the file's first [`PteFile::program_size`] bytes). Lets a runtime
+    /// view keep fewer words than this one's six (issue 12). Parts of
+    /// another file give a view whose reads fail or read absent fields,
+    /// never out of bounds.
+    #[inline(always)]
+    pub fn from_parts(data: &'a [u8], segment_base: usize, root: Program<'a>) -> Self {
+        PteFile {
+            data,
+            segment_base,
+            root,
+        }
+    }
+
     /// The whole file.
     pub fn data(&self) -> &'a [u8] {
         self.data

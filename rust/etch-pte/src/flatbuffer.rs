@@ -212,6 +212,16 @@ impl<'a> Table<'a> {
         check_table(buf, pos).map(|pos| Table { buf, pos })
     }
 
+    /// The table at `pos` without checking it: for a view made again from
+    /// a position an earlier [`Table::at`] checked (views that keep
+    /// positions rather than views, issue 12). Still memory-safe for any
+    /// `pos`: every read stays bounds-checked and a stray position reads as
+    /// absent fields or errors.
+    #[inline(always)]
+    pub fn at_unchecked(buf: &'a [u8], pos: usize) -> Self {
+        Table { buf, pos }
+    }
+
     /// The table's byte offset in the buffer.
     pub fn position(&self) -> usize {
         self.pos
@@ -640,6 +650,25 @@ mod tests {
             t.scalar::<u64>(0, 0).unwrap_err().what(),
             "field outside the buffer"
         );
+    }
+
+    #[test]
+    fn unchecked_table_reads_stay_in_bounds() {
+        // The table of the test above, opened again from its position; any
+        // other position reads as absent fields (schema defaults).
+        let mut buf = [0u8; 16];
+        buf[0..2].copy_from_slice(&6u16.to_le_bytes());
+        buf[2..4].copy_from_slice(&8u16.to_le_bytes());
+        buf[4..6].copy_from_slice(&4u16.to_le_bytes());
+        buf[8..12].copy_from_slice(&8i32.to_le_bytes());
+        buf[12..16].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(Table::at_unchecked(&buf, 8).scalar::<u32>(0, 0).unwrap(), 7);
+        for pos in [0, 3, 13, 15, 16, 1 << 20, usize::MAX - 3, usize::MAX] {
+            let t = Table::at_unchecked(&buf, pos);
+            assert_eq!(t.position(), pos);
+            assert_eq!(t.scalar::<u32>(0, 42).unwrap_or(42), 42, "pos {pos}");
+            assert!(t.field(0, 4).map_or(true, |f| f.is_none()), "pos {pos}");
+        }
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //! writable tensors never alias readable ones (see `memory`).
 
 use etch_pte::schema::EValue;
-use etch_pte::{PteFile, Value, ValueKind, Vector};
+use etch_pte::{Value, ValueKind, Vector};
 
 use crate::memory::{Pieces, MAX_OUTPUTS};
+use crate::meta::MethodMeta;
 use crate::state::{Overrides, OverridesMut, UNSET};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 use crate::{Error, ErrorCode, Result, ScalarType};
@@ -68,7 +69,8 @@ impl IntList {
 
 /// A kernel's (or delegate's) view of one instruction's arguments.
 pub struct KernelContext<'c, 'a> {
-    pub(crate) file: &'c PteFile<'a>,
+    /// The method (its file, for constant data).
+    pub(crate) meta: &'c MethodMeta<'a>,
     pub(crate) values: Vector<'a, EValue<'a>>,
     pub(crate) args: Vector<'a, i32>,
     pub(crate) memory: &'c mut dyn Arenas,
@@ -283,7 +285,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 
     fn resolve_value(&self, v: usize) -> Result<Resolved<'a>> {
-        resolve_tensor(self.file, self.values, self.overrides.as_ref(), v)
+        resolve_tensor(self.meta, self.values, self.overrides.as_ref(), v)
     }
 
     /// Tensor arguments: `inputs` read-only (`None` where the argument is
@@ -400,12 +402,12 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         if outputs.len() > MAX_OUTPUTS {
             return Err(bad_arg("too many outputs", outputs.len()));
         }
-        let (file, values) = (self.file, self.values);
+        let (meta, values) = (self.meta, self.values);
         let overrides = self.overrides.as_ref();
         let mut pieces = Pieces::empty();
         self.memory.pieces(&mut pieces);
         for (view, &v) in out_views.iter_mut().zip(outputs.iter()) {
-            let r = resolve_tensor(file, values, overrides, v)?;
+            let r = resolve_tensor(meta, values, overrides, v)?;
             let Loc::Planned { memory, offset } = r.loc else {
                 return Err(bad_arg("output is a constant", v));
             };
@@ -418,7 +420,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         let frozen = pieces.freeze();
         for (view, v) in in_views.iter_mut().zip(inputs.iter()) {
             let Some(v) = *v else { continue };
-            let r = resolve_tensor(file, values, overrides, v)?;
+            let r = resolve_tensor(meta, values, overrides, v)?;
             let data = match r.loc {
                 Loc::Constant(d) => d,
                 Loc::Planned { memory, offset } => frozen.get(memory, offset, r.nbytes)?,
@@ -437,7 +439,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 /// the context's fields, so `io` can resolve while it holds the planned
 /// buffers.
 fn resolve_tensor<'a>(
-    file: &PteFile<'a>,
+    meta: &MethodMeta<'a>,
     values: Vector<'a, EValue<'a>>,
     overrides: Overrides<'_>,
     v: usize,
@@ -474,7 +476,7 @@ fn resolve_tensor<'a>(
                     v as u32,
                 ))
             }
-            idx => Loc::Constant(file.constant_data(idx, nbytes)?),
+            idx => Loc::Constant(meta.constant_data(idx, nbytes)?),
         },
     };
     Ok(Resolved {

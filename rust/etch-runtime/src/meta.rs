@@ -1,7 +1,7 @@
 //! `MethodMeta`: what a method needs, known before loading it.
 
-use etch_pte::schema::{ExecutionPlan, Tensor};
-use etch_pte::{InstructionArgs, PteFile, Value};
+use etch_pte::schema::{ExecutionPlan, Program, Tensor};
+use etch_pte::{InstructionArgs, PteFile, Table, Value};
 
 use crate::registry::{self, Kernel};
 use crate::state::Layout;
@@ -32,10 +32,19 @@ impl<'a> TensorInfo<'a> {
 
 /// What method `name` needs: inputs, outputs, planned buffer sizes and the
 /// exact number of state bytes `Method::load` will take.
+///
+/// Six words: the plan view, the file's bytes and its segment base; the file
+/// view is made again by [`MethodMeta::file`]. As two views (36 B) every
+/// copy of it (into a closure, into `Method`, out of `Result<Method>`) was
+/// a `memcpy` call on Cortex-M, where LLVM copies up to 20 contiguous bytes
+/// with loads and stores (issue 12).
 #[derive(Clone, Copy, Debug)]
 pub struct MethodMeta<'a> {
-    pub(crate) file: PteFile<'a>,
     pub(crate) plan: ExecutionPlan<'a>,
+    /// The whole file (the plan's buffer is its first `program_size` bytes).
+    data: &'a [u8],
+    /// [`PteFile::segment_base_offset`].
+    segment_base: usize,
 }
 
 fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
@@ -50,15 +59,24 @@ fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
 }
 
 impl<'a> MethodMeta<'a> {
-    /// Same presence checks as ExecuTorch's `method_meta`. The caller then
-    /// builds the view in its return slot: moving a finished 36 B view out
-    /// of a constructor cost a `memcpy` call (issue 12).
-    pub(crate) fn check(plan: &ExecutionPlan<'a>) -> Result<()> {
+    /// Method `plan` of `file`, after the same presence checks as
+    /// ExecuTorch's `method_meta`.
+    pub(crate) fn new(file: &PteFile<'a>, plan: &ExecutionPlan<'a>) -> Result<Self> {
         plan.name_bytes()?;
         plan.inputs()?;
         plan.outputs()?;
         plan.non_const_buffer_sizes()?;
-        Ok(())
+        Ok(Self::of(file, plan))
+    }
+
+    /// Method `plan` of `file`, unchecked.
+    #[inline(always)]
+    pub(crate) fn of(file: &PteFile<'a>, plan: &ExecutionPlan<'a>) -> Self {
+        MethodMeta {
+            plan: *plan,
+            data: file.data(),
+            segment_base: file.segment_base_offset(),
+        }
     }
 
     pub fn name(&self) -> Result<&'a str> {
@@ -123,9 +141,30 @@ impl<'a> MethodMeta<'a> {
         self.plan
     }
 
-    /// The program file the method belongs to.
+    /// The program file the method belongs to, made again from the plan's
+    /// buffer (the program), the file's bytes and its segment base; the root
+    /// table's position is the program's first word, as when the file was
+    /// opened.
+    #[inline(always)]
     pub fn file(&self) -> PteFile<'a> {
-        self.file
+        let program = self.plan.0.buffer();
+        let root = program
+            .first_chunk::<4>()
+            .map_or(0, |b| u32::from_le_bytes(*b) as usize);
+        PteFile::from_parts(
+            self.data,
+            self.segment_base,
+            Program(Table::at_unchecked(program, root)),
+        )
+    }
+
+    /// `nbytes` of constant data of a tensor with `data_buffer_idx` (> 0):
+    /// [`PteFile::constant_data`] of [`MethodMeta::file`]. Inlined: out of
+    /// line, its frame (with the view) sat under every kernel's constant
+    /// reads, +40 B of DS-CNN inference stack.
+    #[inline(always)]
+    pub(crate) fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
+        self.file().constant_data(data_buffer_idx, nbytes)
     }
 
     /// Calls `f(name, overload)` for each operator the method calls that
@@ -223,5 +262,64 @@ impl<'a> MethodMeta<'a> {
             }
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::Program;
+    use std::vec::Vec;
+
+    /// Six words (24 B on Cortex-M): the most LLVM copies without `memcpy`
+    /// where a copy loses a word to the `Result` niche (issue 12).
+    #[test]
+    fn six_words() {
+        assert_eq!(
+            core::mem::size_of::<MethodMeta<'_>>(),
+            6 * core::mem::size_of::<usize>()
+        );
+    }
+
+    /// `MethodMeta::file` makes the same view again: same bytes, segment base,
+    /// program and root table, and the same segments, for every method of
+    /// every fixture.
+    #[test]
+    fn file_made_again_from_the_meta() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let mut checked = 0;
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "pte") {
+                continue;
+            }
+            let bytes = std::fs::read(&p).unwrap();
+            let file = PteFile::new_checked(&bytes).unwrap();
+            let program = Program::from_file(file);
+            for m in 0..program.num_methods().unwrap() {
+                let name = program.method_name(m).unwrap();
+                let meta = program.method_meta(name).unwrap();
+                let again = meta.file();
+                assert_eq!(again.data().as_ptr(), bytes.as_ptr());
+                assert_eq!(again.data().len(), bytes.len());
+                assert_eq!(again.segment_base_offset(), file.segment_base_offset());
+                assert_eq!(again.program_size(), file.program_size());
+                assert_eq!(again.program().position(), file.program().position());
+                assert_eq!(meta.plan().position(), file.plan(name).unwrap().position());
+                let n = file.program().segments().unwrap().len();
+                let segs = |f: &PteFile<'_>| {
+                    (0..n)
+                        .map(|i| f.segment(i).map(|s| (s.as_ptr(), s.len())).ok())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(segs(&again), segs(&file));
+                checked += 1;
+            }
+        }
+        assert!(
+            checked >= 10,
+            "expected the committed fixtures, found {checked} methods"
+        );
     }
 }

@@ -98,8 +98,8 @@ pub enum Output<'d> {
 
 /// A method loaded into caller-owned memory, ready to execute.
 pub struct Method<'a, 'm> {
-    // The file and plan views, kept as the caller's `MethodMeta` (one copy
-    // of it, made at the end of `load`).
+    // The plan view, the file's bytes and segment base: the caller's
+    // `MethodMeta` (six words, copied at the end of `load` without `memcpy`).
     meta: MethodMeta<'a>,
     values: Vector<'a, EValue<'a>>,
     kernels: &'m [Kernel],
@@ -164,7 +164,7 @@ impl<'a, 'm> Method<'a, 'm> {
         kernels: &'m [Kernel],
         backends: &'m [&'m dyn Backend],
     ) -> Result<Self> {
-        let file = meta.file;
+        let file = meta.file();
         let plan = meta.plan;
         let values = plan.values()?;
         let mut layout = Layout::of(&plan)?;
@@ -513,10 +513,9 @@ impl<'a, 'm> Method<'a, 'm> {
                             i,
                         ))?
                     }
-                    None if source.data_buffer_idx()? != 0 => self
-                        .meta
-                        .file
-                        .constant_data(source.data_buffer_idx()?, nbytes)?,
+                    None if source.data_buffer_idx()? != 0 => {
+                        self.meta.constant_data(source.data_buffer_idx()?, nbytes)?
+                    }
                     None => {
                         return Err(Error::new(ErrorCode::InvalidState, "output has no data", i))
                     }
@@ -627,7 +626,7 @@ impl<'a, 'm> Method<'a, 'm> {
     fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
         let (overrides, scratch) = self.state.call_parts();
         KernelContext {
-            file: &self.meta.file,
+            meta: &self.meta,
             values: self.values,
             args,
             memory: &mut self.planned as &mut dyn Arenas,

@@ -81,11 +81,6 @@ impl<'a> Program<'a> {
 
     /// What method `name` needs: I/O, planned buffers, state bytes.
     pub fn method_meta(&self, name: &str) -> Result<MethodMeta<'a>> {
-        let plan = self.file.plan(name)?;
-        MethodMeta::check(&plan)?;
-        Ok(MethodMeta {
-            file: self.file,
-            plan,
-        })
+        MethodMeta::new(&self.file, &self.file.plan(name)?)
     }
 }
