@@ -55,7 +55,9 @@ pub struct ExtendedHeader {
 impl ExtendedHeader {
     /// Parses the header at byte 8, `Ok(None)` if the magic is not there.
     pub fn parse(data: &[u8]) -> Result<Option<ExtendedHeader>> {
-        if data.get(field::HEADER_MAGIC) != Some(&EXTENDED_HEADER_MAGIC[..]) {
+        if read_u32(data, field::HEADER_MAGIC.start).ok()
+            != Some(u32::from_le_bytes(EXTENDED_HEADER_MAGIC))
+        {
             return Ok(None);
         }
         let length = read_u32(data, field::HEADER_LENGTH)?;
@@ -108,38 +110,33 @@ impl<'a> PteFile<'a> {
         if data.len() < 8 {
             return Err(Error::invalid("file shorter than 8 bytes", 0));
         }
-        if data.get(field::IDENTIFIER) != Some(&FILE_IDENTIFIER[..]) {
+        // One word compare, not a slice compare (no `PartialEq` for slices
+        // linked into firmware).
+        if read_u32(data, field::IDENTIFIER.start)? != u32::from_le_bytes(FILE_IDENTIFIER) {
             return Err(Error::invalid("file identifier is not ET12", 4));
         }
-        let header = ExtendedHeader::parse(data)?;
-        let (program_size, segment_base) = match header {
-            None => (data.len(), 0),
-            Some(h) => {
-                let program_size = to_usize(h.program_size, "program_size too large", 16)?;
-                let segment_base =
-                    to_usize(h.segment_base_offset, "segment_base_offset too large", 24)?;
-                let expected = if h.segment_base_offset == 0 {
-                    h.program_size
-                } else {
-                    h.segment_base_offset
-                        .checked_add(h.segment_data_size)
-                        .ok_or(Error::invalid("segment_data_size overflows", 32))?
-                };
-                // Same rule as ExecuTorch's Program::load.
-                let check_size = (h.segment_data_size == 0 && h.segment_base_offset == 0)
-                    || h.segment_data_size > 0;
-                if check_size && expected > data.len() as u64 {
-                    return Err(Error::invalid("file is truncated", data.len()));
-                }
-                if program_size > data.len() || program_size < 8 {
-                    return Err(Error::invalid("program_size outside the file", 16));
-                }
-                if segment_base != 0 && segment_base < program_size {
-                    return Err(Error::invalid("segment_base_offset inside the program", 24));
-                }
-                (program_size, segment_base)
+        let (mut program_size, mut segment_base) = (data.len(), 0);
+        if let Some(h) = ExtendedHeader::parse(data)? {
+            program_size = to_usize(h.program_size, "program_size too large", 16)?;
+            segment_base = to_usize(h.segment_base_offset, "segment_base_offset too large", 24)?;
+            // Same rule as ExecuTorch's Program::load, in `usize`: a size
+            // that does not fit cannot lie in the file either.
+            let data_size = usize::try_from(h.segment_data_size).unwrap_or(usize::MAX);
+            let truncated = if segment_base == 0 {
+                program_size > data.len()
+            } else {
+                data_size > 0 && segment_base.saturating_add(data_size) > data.len()
+            };
+            if truncated {
+                return Err(Error::invalid("file is truncated", data.len()));
             }
-        };
+            if program_size > data.len() || program_size < 8 {
+                return Err(Error::invalid("program_size outside the file", 16));
+            }
+            if segment_base != 0 && segment_base < program_size {
+                return Err(Error::invalid("segment_base_offset inside the program", 24));
+            }
+        }
         // The flatbuffer is only [0, program_size): no table may reach into segments.
         let program = data.get(..program_size).unwrap_or(&[]);
         let root = read_u32(program, field::ROOT_OFFSET)? as usize;

@@ -244,7 +244,7 @@ impl<'a> Table<'a> {
 
     /// [`Table::field`] with 0 for an absent field (no field lies at byte 0:
     /// the first bytes of a table are its vtable offset): a smaller `Result`.
-    // Inlined into its two callers (`scalar_bits`, `reference`): out of
+    // Inlined into its two callers (`scalar_word`, `reference`): out of
     // line it cost 0.4 % more instructions per DS-CNN inference.
     #[inline]
     fn field_pos(&self, slot: u16, size: usize) -> Result<usize> {
@@ -284,12 +284,39 @@ impl<'a> Table<'a> {
     }
 
     /// The one reader behind [`Table::scalar`] for every scalar type: the
-    /// field's `size` bytes widened to `u64`, or `default`.
-    #[inline(never)]
+    /// field's `size` bytes widened to `u64`, or `default`. Fields of at
+    /// most 4 bytes are read by [`Table::scalar_word`], whose `Result`
+    /// comes back in registers on Cortex-M (a `Result<u64>` comes back
+    /// through memory); 8-byte fields are found by it and read here.
+    #[inline(always)]
     pub(crate) fn scalar_bits(&self, slot: u16, size: usize, default: u64) -> Result<u64> {
-        match self.field_pos(slot, size)? {
+        if size <= 4 {
+            return self
+                .scalar_word(slot, size, default as usize)
+                .map(|w| w as u64);
+        }
+        self.scalar_wide(slot, size, default)
+    }
+
+    /// [`Table::scalar_bits`] for fields of more than 4 bytes, out of line.
+    #[inline(never)]
+    fn scalar_wide(&self, slot: u16, size: usize, default: u64) -> Result<u64> {
+        // `size` > 4: `scalar_word` gives the field's position.
+        match self.scalar_word(slot, size, 0)? {
             0 => Ok(default),
             p => scalar_bits(self.buf, p, size),
+        }
+    }
+
+    /// A field of `size` bytes: its value widened to `usize` (`size` at
+    /// most 4), its position (`size` above 4; no field lies at 0) or, when
+    /// absent, `default`. The one out-of-line scalar field reader.
+    #[inline(never)]
+    pub(crate) fn scalar_word(&self, slot: u16, size: usize, default: usize) -> Result<usize> {
+        match self.field_pos(slot, size)? {
+            0 => Ok(default),
+            p if size > 4 => Ok(p),
+            p => scalar_bits(self.buf, p, size).map(|v| v as usize),
         }
     }
 

@@ -441,13 +441,15 @@ impl<'a> Walk<'_, 'a> {
                         ENUM => 1,
                         _ => 4,
                     };
-                    let bits = t.scalar_bits(slot, size, 0)?;
+                    // An 8-byte `SCALAR` is only checked for lying in the
+                    // buffer (`scalar_word` returns its position).
+                    let bits = t.scalar_word(slot, size, 0)?;
                     if kind & 0xf == ENUM && bits as u8 >= arg {
                         return Err(invalid(M_ENUM, at));
                     }
                     if kind & 0xf == INDEX {
                         let bound = self.bound[(arg & 7) as usize];
-                        check_index(bits as u32 as i32 as i64, bound, M_RANGE + arg, at)?;
+                        check_index(bits as i32 as i64, bound, M_RANGE + arg, at)?;
                     }
                 }
                 STRING | UTF8 => {
@@ -486,8 +488,8 @@ impl<'a> Walk<'_, 'a> {
                 }
                 _ => {
                     // UNION
-                    let tag = t.scalar_bits(slot, 1, 0)?;
-                    let child = match UNIONS[(arg & 1) as usize].get(tag as usize) {
+                    let tag = t.scalar_word(slot, 1, 0)?;
+                    let child = match UNIONS[(arg & 1) as usize].get(tag) {
                         None | Some(&D_INVALID) => return Err(invalid(M_TAG + arg, at)),
                         Some(&D_NONE) => continue,
                         Some(&d) => d,
