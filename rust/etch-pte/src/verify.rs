@@ -28,7 +28,7 @@
 use crate::error::{Error, Result};
 use crate::file::PteFile;
 use crate::flatbuffer::{read_u32, read_u64, RawVector, Table, Vector};
-use crate::schema::{is_utf8, BackendDelegate, EValue, Tensor};
+use crate::schema::{is_utf8, BackendDelegate, EValue, SubsegmentOffsets, Tensor};
 use crate::tensor;
 use crate::types::{TensorDataLocation, ValueKind};
 
@@ -114,6 +114,8 @@ const D_DOUBLE_LIST: u8 = 29;
 const D_BOOL_LIST: u8 = 30;
 const D_TENSOR_LIST: u8 = 31;
 const D_OPTIONAL_TENSOR_LIST: u8 = 32;
+/// `Program.constant_segment`: `SubsegmentOffsets` with the constant hook.
+const D_CONSTANT_SEGMENT: u8 = 33;
 /// Union entries: no such tag / a tag without a table (`Null`).
 const D_INVALID: u8 = 0xff;
 const D_NONE: u8 = 0xfe;
@@ -124,13 +126,13 @@ type Desc = &'static [[u8; 3]];
 /// (slots as in `schema::slot`). Fields whose length bounds later indices
 /// come first; otherwise declaration order. Only read at compile time: flash
 /// holds them flattened ([`FIELDS`], [`START`]), without a slice per table.
-const DESCS: [Desc; 33] = [
+const DESCS: [Desc; 34] = [
     // Program. Segments first: named data indexes them.
     &[
         [0, SCALAR, 4],
         [4, TABLES | sets(R_SEGMENTS), D_DATA_SEGMENT],
         [2, TABLES, D_BYTES],
-        [5, TABLE, D_SUBSEGMENTS],
+        [5, TABLE, D_CONSTANT_SEGMENT],
         [3, TABLES, D_BYTES],
         [6, TABLES, D_SUBSEGMENTS],
         [7, TABLES, D_NAMED_DATA],
@@ -243,6 +245,8 @@ const DESCS: [Desc; 33] = [
     &[[0, INDICES, L_TENSOR_LIST]],
     // OptionalTensorList
     &[[0, INDICES, L_OPTIONAL_TENSOR_LIST]],
+    // SubsegmentOffsets of the constant segment (its offsets: `Walk::table`)
+    &[[0, SCALAR, 4], [1, VECTOR, 8]],
 ];
 
 const U_INSTRUCTION: u8 = 1;
@@ -431,6 +435,23 @@ impl<'a> Walk<'_, 'a> {
             D_DELEGATE => {
                 self.file.delegate_data(BackendDelegate(t).processed()?)?;
             }
+            D_SUBSEGMENTS | D_CONSTANT_SEGMENT => {
+                // Offsets inside their segment: every mutable data segment
+                // with offsets, the constant segment when it has more than
+                // its placeholder, and then not beside inline constants.
+                let sub = SubsegmentOffsets(t);
+                let offsets = sub.offsets()?;
+                let constant = desc == D_CONSTANT_SEGMENT;
+                if offsets.len() > constant as usize {
+                    if constant && !self.file.program().constant_buffer()?.is_empty() {
+                        return Err(Error::invalid(
+                            "both constant_segment and constant_buffer are used",
+                            at,
+                        ));
+                    }
+                    self.offsets_inside(sub.segment_index()?, offsets)?;
+                }
+            }
             _ => {}
         }
         for &[slot, kind, arg] in fields(desc) {
@@ -554,9 +575,8 @@ impl<'a> Walk<'_, 'a> {
         Ok(())
     }
 
-    /// Segments inside the file, constant and mutable data offsets inside
-    /// their segments, no inline constants beside a constant segment.
-    #[inline(never)]
+    /// Segments inside the file (data offsets: the `SubsegmentOffsets`
+    /// hook in [`Walk::table`]).
     fn program(&mut self) -> Result<()> {
         let file = self.file;
         let program = file.program();
@@ -564,26 +584,6 @@ impl<'a> Walk<'_, 'a> {
         for i in 0..segments.len() {
             self.spend(1, segments.position())?;
             file.segment(i)?;
-        }
-        // `PteFile::constant_segment`, without returning its views.
-        if let Some(cs) = program.constant_segment()? {
-            let offsets = cs.offsets()?;
-            if offsets.len() > 1 {
-                if !program.constant_buffer()?.is_empty() {
-                    return Err(Error::invalid(
-                        "both constant_segment and constant_buffer are used",
-                        cs.position(),
-                    ));
-                }
-                self.offsets_inside(cs.segment_index()?, offsets)?;
-            }
-        }
-        for m in program.mutable_data_segments()?.iter() {
-            let m = m?;
-            let offsets = m.offsets()?;
-            if !offsets.is_empty() {
-                self.offsets_inside(m.segment_index()?, offsets)?;
-            }
         }
         Ok(())
     }
