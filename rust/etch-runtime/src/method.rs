@@ -1,7 +1,7 @@
 //! `Method`: a loaded, runnable method.
 
 use etch_pte::flatbuffer::same_bytes;
-use etch_pte::schema::EValue;
+use etch_pte::schema::{AllocationDetails, EValue};
 use etch_pte::types::TensorDataLocation;
 use etch_pte::{InstructionArgs, ShapeDynamism, Value, ValueKind, Vector};
 
@@ -58,7 +58,7 @@ impl<'v> InstructionValues<'v, '_, '_> {
 
     /// The number of tensors when argument `i` is a tensor list.
     pub fn list_len(&self, i: usize) -> Result<Option<usize>> {
-        match self.method.values.get(self.value_index(i)?)?.value()? {
+        match value_of(&self.method.values, self.value_index(i)?)? {
             Value::TensorList(items) => Ok(Some(items.len())),
             _ => Ok(None),
         }
@@ -66,7 +66,7 @@ impl<'v> InstructionValues<'v, '_, '_> {
 
     /// Tensor `j` of the tensor list in argument `i`.
     pub fn list_item(&self, i: usize, j: usize) -> Result<Output<'v>> {
-        match self.method.values.get(self.value_index(i)?)?.value()? {
+        match value_of(&self.method.values, self.value_index(i)?)? {
             Value::TensorList(items) => {
                 let v = usize::try_from(items.get(j)?).map_err(|_| {
                     Error::new(ErrorCode::InvalidProgram, "bad TensorList item", i as u32)
@@ -115,20 +115,95 @@ pub struct Method<'a, 'm> {
 /// extent (the product of its sizes with zeros counted as 1), in bytes,
 /// must fit the largest memory the program has, as a non-empty tensor's
 /// bytes must: then every loop over its sizes is bounded by real memory.
+// Out of line: empty tensors are rare, and inlined it kept registers
+// live across `check_tensor`.
+#[inline(never)]
 fn check_empty_extent(t: &etch_pte::schema::Tensor<'_>, largest: usize, i: usize) -> Result<()> {
-    let elem = t.scalar_type()?.element_size().unwrap_or(1) as u64;
-    let mut extent = elem;
+    let implausible = Error::new(
+        ErrorCode::InvalidProgram,
+        "empty tensor with implausible sizes",
+        i as u32,
+    );
+    // Every factor is at least 1, so the product only grows: it may stop at
+    // the first prefix above `largest` (and never needs more than `usize`).
+    let mut extent = t.scalar_type()?.element_size().unwrap_or(1);
     for s in t.sizes()?.iter() {
-        extent = extent.saturating_mul((s?.max(1)) as u64);
+        extent = match extent.checked_mul(s?.max(1) as usize) {
+            Some(e) if e <= largest => e,
+            _ => return Err(implausible),
+        };
     }
-    if extent > largest as u64 {
+    if extent > largest {
+        return Err(implausible);
+    }
+    Ok(())
+}
+
+/// What `Method::load` checks of tensor value `i`: what etch cannot run
+/// (`NotSupported`), and that its bytes lie in its planned buffer or the
+/// program's constants (repeats verification's check for files loaded with
+/// `Verification::Minimal`).
+fn check_tensor(
+    t: &etch_pte::schema::Tensor<'_>,
+    file: &etch_pte::PteFile<'_>,
+    planned: &[&mut [u8]],
+    largest: usize,
+    i: usize,
+) -> Result<()> {
+    if t.shape_dynamism()? == ShapeDynamism::DynamicUnbound {
         return Err(Error::new(
-            ErrorCode::InvalidProgram,
-            "empty tensor with implausible sizes",
+            ErrorCode::NotSupported,
+            "dynamic unbound tensor",
             i as u32,
         ));
     }
+    if t.storage_offset()? != 0 {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "tensor with storage_offset",
+            i as u32,
+        ));
+    }
+    if let Some(info) = t.extra_tensor_info()? {
+        if info.location()? == TensorDataLocation::External {
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                "tensor with external data",
+                i as u32,
+            ));
+        }
+    }
+    let nbytes = etch_pte::tensor::nbytes(t)?;
+    if nbytes == 0 {
+        check_empty_extent(t, largest, i)?;
+    }
+    let data_buffer_idx = t.data_buffer_idx()?;
+    if let Some(a) = t.allocation_info()? {
+        if planned_bytes(planned, &a, nbytes).is_none() {
+            return Err(Error::new(
+                ErrorCode::InvalidProgram,
+                "planned tensor outside its buffer",
+                i as u32,
+            ));
+        }
+        if data_buffer_idx != 0 {
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                "mutable planned tensor with initial data",
+                i as u32,
+            ));
+        }
+    } else if data_buffer_idx != 0 {
+        file.constant_data(data_buffer_idx, nbytes)?;
+    }
     Ok(())
+}
+
+/// Value `v` of the method's value table, decoded: one copy of the lookup
+/// for outputs, inputs, moves and conditions.
+#[inline(never)]
+fn value_of<'a>(values: &Vector<'a, EValue<'a>>, v: usize) -> Result<Value<'a>> {
+    values.get(v)?.value()
 }
 
 /// The backend registered under `id` (one copy for load and execute).
@@ -138,6 +213,22 @@ fn find_backend<'m>(backends: &[&'m dyn Backend], id: &[u8]) -> Option<&'m dyn B
         .iter()
         .find(|b| same_bytes(b.id().as_bytes(), id))
         .copied()
+}
+
+/// The `nbytes` a planned tensor placed at `a` occupies (memory id `n` is
+/// planned buffer `n - 1`); `None` when they do not lie inside one, or `a`
+/// cannot be read (both are `InvalidProgram` to every caller). One copy for
+/// load's check and for reading outputs; an `Option` of a slice comes back
+/// in registers.
+#[inline(never)]
+fn planned_bytes<'p>(
+    planned: &'p [&mut [u8]],
+    a: &AllocationDetails<'_>,
+    nbytes: usize,
+) -> Option<&'p [u8]> {
+    let buf = planned.get((a.memory_id().ok()? as usize).checked_sub(1)?)?;
+    let off = usize::try_from(a.memory_offset().ok()?).ok()?;
+    buf.get(off..off.checked_add(nbytes)?)
 }
 
 fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
@@ -213,81 +304,15 @@ impl<'a, 'm> Method<'a, 'm> {
                 ));
             }
         }
-        if state.len() < layout.bytes() {
-            etch_log!(
-                error,
-                "method state needs {} B, got {} B",
-                layout.bytes(),
-                state.len()
-            );
-            return Err(alloc_failed(
-                "method state too small (at = shortfall in bytes)",
-                layout.bytes() - state.len(),
-            ));
-        }
 
         // Values: reject what etch cannot run, and check every planned
         // tensor fits its buffer (repeats verification's check for files
         // loaded with Verification::Minimal).
-        for (i, v) in values.iter().enumerate() {
-            let Value::Tensor(t) = v?.value()? else {
+        for i in 0..values.len() {
+            let Value::Tensor(t) = value_of(&values, i)? else {
                 continue;
             };
-            if t.shape_dynamism()? == ShapeDynamism::DynamicUnbound {
-                return Err(Error::new(
-                    ErrorCode::NotSupported,
-                    "dynamic unbound tensor",
-                    i as u32,
-                ));
-            }
-            if t.storage_offset()? != 0 {
-                return Err(Error::new(
-                    ErrorCode::NotSupported,
-                    "tensor with storage_offset",
-                    i as u32,
-                ));
-            }
-            if let Some(info) = t.extra_tensor_info()? {
-                if info.location()? == TensorDataLocation::External {
-                    return Err(Error::new(
-                        ErrorCode::NotSupported,
-                        "tensor with external data",
-                        i as u32,
-                    ));
-                }
-            }
-            let nbytes = etch_pte::tensor::nbytes(&t)?;
-            if nbytes == 0 {
-                check_empty_extent(&t, largest, i)?;
-            }
-            let data_buffer_idx = t.data_buffer_idx()?;
-            if let Some(a) = t.allocation_info()? {
-                let id = a.memory_id()? as usize;
-                let end = a.memory_offset()?.checked_add(nbytes as u64);
-                let size = id
-                    .checked_sub(1)
-                    .and_then(|b| planned.get(b))
-                    .map(|b| b.len() as u64);
-                match (end, size) {
-                    (Some(end), Some(size)) if id >= 1 && end <= size => {}
-                    _ => {
-                        return Err(Error::new(
-                            ErrorCode::InvalidProgram,
-                            "planned tensor outside its buffer",
-                            i as u32,
-                        ))
-                    }
-                }
-                if data_buffer_idx != 0 {
-                    return Err(Error::new(
-                        ErrorCode::NotSupported,
-                        "mutable planned tensor with initial data",
-                        i as u32,
-                    ));
-                }
-            } else if data_buffer_idx != 0 {
-                file.constant_data(data_buffer_idx, nbytes)?;
-            }
+            check_tensor(&t, &file, planned, largest, i)?;
         }
 
         let mut state = State::new(&layout, state)?;
@@ -381,7 +406,7 @@ impl<'a, 'm> Method<'a, 'm> {
 
     fn input_tensor(&self, i: usize) -> Result<etch_pte::schema::Tensor<'a>> {
         let v = self.meta.plan.inputs()?.get(i)?;
-        match self.values.get(v as usize)?.value()? {
+        match value_of(&self.values, v as usize)? {
             Value::Tensor(t) => Ok(t),
             _ => Err(Error::new(
                 ErrorCode::NotSupported,
@@ -466,7 +491,7 @@ impl<'a, 'm> Method<'a, 'm> {
 
     /// Value `v` of the method's value table as an [`Output`]; errors carry `i`.
     fn value_output(&self, v: usize, i: u32) -> Result<Output<'_>> {
-        let value = self.values.get(v)?.value()?;
+        let value = value_of(&self.values, v)?;
         let payload = self.state.overrides().get(v);
         Ok(match value {
             Value::Int(x) => Output::Int(payload.map_or(x, |p| p as i64)),
@@ -482,7 +507,7 @@ impl<'a, 'm> Method<'a, 'm> {
                             i,
                         ))
                     }
-                    Some(p) => match self.values.get(p as usize)?.value()? {
+                    Some(p) => match value_of(&self.values, p as usize)? {
                         Value::Tensor(s) => s,
                         _ => {
                             return Err(Error::new(
@@ -496,29 +521,21 @@ impl<'a, 'm> Method<'a, 'm> {
                 };
                 let nbytes = etch_pte::tensor::nbytes(&t)?;
                 let data = match source.allocation_info()? {
-                    Some(a) => {
-                        let buf = (a.memory_id()? as usize)
-                            .checked_sub(1)
-                            .and_then(|b| self.planned.get(b));
-                        let off = usize::try_from(a.memory_offset()?).ok();
-                        match (buf, off) {
-                            (Some(buf), Some(off)) => {
-                                off.checked_add(nbytes).and_then(|e| buf.get(off..e))
-                            }
-                            _ => None,
+                    Some(a) => planned_bytes(self.planned, &a, nbytes).ok_or(Error::new(
+                        ErrorCode::InvalidProgram,
+                        "output outside its buffer",
+                        i,
+                    ))?,
+                    None => match source.data_buffer_idx()? {
+                        0 => {
+                            return Err(Error::new(
+                                ErrorCode::InvalidState,
+                                "output has no data",
+                                i,
+                            ))
                         }
-                        .ok_or(Error::new(
-                            ErrorCode::InvalidProgram,
-                            "output outside its buffer",
-                            i,
-                        ))?
-                    }
-                    None if source.data_buffer_idx()? != 0 => {
-                        self.meta.constant_data(source.data_buffer_idx()?, nbytes)?
-                    }
-                    None => {
-                        return Err(Error::new(ErrorCode::InvalidState, "output has no data", i))
-                    }
+                        idx => self.meta.constant_data(idx, nbytes)?,
+                    },
                 };
                 Output::Tensor(TensorView {
                     dtype: t.scalar_type()?,
@@ -623,6 +640,8 @@ impl<'a, 'm> Method<'a, 'm> {
         Ok(())
     }
 
+    // Out of line: one copy for kernel and delegate calls.
+    #[inline(never)]
     fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
         let (overrides, scratch) = self.state.call_parts();
         KernelContext {
@@ -640,15 +659,13 @@ impl<'a, 'm> Method<'a, 'm> {
     // the stack under every kernel call.
     #[inline(never)]
     fn move_value(&mut self, from: usize, to: usize) -> Result<()> {
-        let src = self.values.get(from)?;
-        let payload = match src.value()? {
-            Value::Int(x) => self.state.overrides().get(from).unwrap_or(x as u64),
-            Value::Double(x) => self.state.overrides().get(from).unwrap_or(x.to_bits()),
-            Value::Bool(x) => self.state.overrides().get(from).unwrap_or(x as u64),
-            Value::Tensor(_) => match self.state.overrides().get(from) {
-                Some(p) if p != UNSET => p,
-                _ => from as u64,
-            },
+        // The serialized payload and kind, then the run-time one if any (a
+        // tensor's is the value it aliases, unless not yet set).
+        let (bits, kind) = match value_of(&self.values, from)? {
+            Value::Int(x) => (x as u64, ValueKind::Int),
+            Value::Double(x) => (x.to_bits(), ValueKind::Double),
+            Value::Bool(x) => (x as u64, ValueKind::Bool),
+            Value::Tensor(_) => (from as u64, ValueKind::Tensor),
             _ => {
                 return Err(Error::new(
                     ErrorCode::NotSupported,
@@ -657,7 +674,11 @@ impl<'a, 'm> Method<'a, 'm> {
                 ))
             }
         };
-        if self.values.get(to)?.kind()? != src.kind()? {
+        let payload = match self.state.overrides().get(from) {
+            Some(p) if p != UNSET || kind != ValueKind::Tensor => p,
+            _ => bits,
+        };
+        if self.values.get(to)?.kind()? != kind {
             return Err(Error::new(
                 ErrorCode::InvalidProgram,
                 "MoveCall between kinds",
@@ -667,37 +688,13 @@ impl<'a, 'm> Method<'a, 'm> {
         self.state.overrides_mut().set(to, payload)
     }
 
+    /// A JumpFalse condition: a Bool, or every byte of a bool tensor (read
+    /// as an output is, so an alias reads its source's bytes).
     fn condition(&self, v: usize) -> Result<bool> {
-        match self.values.get(v)?.value()? {
-            Value::Bool(b) => Ok(self.state.overrides().get(v).map_or(b, |p| p != 0)),
-            Value::Tensor(t) => {
-                if t.scalar_type()? != crate::ScalarType::BOOL {
-                    return Err(Error::new(
-                        ErrorCode::InvalidProgram,
-                        "JumpFalse condition tensor not bool",
-                        v as u32,
-                    ));
-                }
-                let nbytes = etch_pte::tensor::nbytes(&t)?;
-                let a = t.allocation_info()?.ok_or(Error::new(
-                    ErrorCode::NotSupported,
-                    "unplanned condition",
-                    v as u32,
-                ))?;
-                let buf = (a.memory_id()? as usize)
-                    .checked_sub(1)
-                    .and_then(|b| self.planned.get(b));
-                let off = usize::try_from(a.memory_offset()?).ok();
-                let data = match (buf, off) {
-                    (Some(buf), Some(off)) => off.checked_add(nbytes).and_then(|e| buf.get(off..e)),
-                    _ => None,
-                }
-                .ok_or(Error::new(
-                    ErrorCode::InvalidProgram,
-                    "condition outside its buffer",
-                    v as u32,
-                ))?;
-                Ok(data.iter().all(|&b| b != 0))
+        match self.value_output(v, v as u32)? {
+            Output::Bool(b) => Ok(b),
+            Output::Tensor(t) if t.dtype == crate::ScalarType::BOOL => {
+                Ok(t.data.iter().all(|&b| b != 0))
             }
             _ => Err(Error::new(
                 ErrorCode::InvalidProgram,
