@@ -177,7 +177,7 @@ pub struct Table<'a> {
 /// view: a `Result<Table>` came back through memory.
 #[inline(never)]
 fn check_table(buf: &[u8], pos: usize) -> Result<usize> {
-    let soffset = i32::follow(buf, pos)?;
+    let soffset = read_u32(buf, pos)? as i32;
     // vtable = pos - soffset, in native-width arithmetic.
     let vtable = if soffset >= 0 {
         pos.checked_sub(soffset as usize)
@@ -316,7 +316,14 @@ impl<'a> Table<'a> {
         match self.field_pos(slot, size)? {
             0 => Ok(default),
             p if size > 4 => Ok(p),
-            p => scalar_bits(self.buf, p, size).map(|v| v as usize),
+            // `field_pos` checked that the `size` bytes lie in the buffer:
+            // read in place (a miss, which cannot happen, would read 0).
+            p => Ok(match bytes_at(self.buf, p, size) {
+                Some(&[a]) => a as usize,
+                Some(&[a, b]) => u16::from_le_bytes([a, b]) as usize,
+                Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]) as usize,
+                _ => 0,
+            }),
         }
     }
 

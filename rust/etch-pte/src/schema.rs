@@ -348,22 +348,25 @@ table_view!(
 );
 
 /// The payload of an [`EValue`], decoded by its union tag.
+// Discriminants are the union tags (`ValueKind`): `EValue::value` stores
+// the tag it read rather than one constant per kind.
 #[derive(Clone, Copy, Debug)]
+#[repr(u8)]
 pub enum Value<'a> {
-    Null,
-    Int(i64),
-    Bool(bool),
-    Double(f64),
-    Tensor(Tensor<'a>),
-    String(&'a [u8]),
+    Null = 1,
+    Int(i64) = 2,
+    Bool(bool) = 3,
+    Double(f64) = 4,
+    Tensor(Tensor<'a>) = 5,
+    String(&'a [u8]) = 6,
     /// Items are indices into the method's value table (each an `Int`).
-    IntList(Vector<'a, i64>),
-    DoubleList(Vector<'a, f64>),
-    BoolList(Vector<'a, bool>),
+    IntList(Vector<'a, i64>) = 7,
+    DoubleList(Vector<'a, f64>) = 8,
+    BoolList(Vector<'a, bool>) = 9,
     /// Items are value indices of tensors.
-    TensorList(Vector<'a, i32>),
+    TensorList(Vector<'a, i32>) = 10,
     /// Items are value indices of tensors, `-1` for None.
-    OptionalTensorList(Vector<'a, i32>),
+    OptionalTensorList(Vector<'a, i32>) = 11,
 }
 
 impl<'a> EValue<'a> {
@@ -597,27 +600,29 @@ table_view!(
 );
 
 /// The decoded arguments of an [`Instruction`].
+// Discriminants are the union tags (`InstructionKind`), as for `Value`.
 #[derive(Clone, Copy, Debug)]
+#[repr(u8)]
 pub enum InstructionArgs<'a> {
     KernelCall {
         op_index: i32,
         args: Vector<'a, i32>,
-    },
+    } = 1,
     DelegateCall {
         delegate_index: i32,
         args: Vector<'a, i32>,
-    },
+    } = 2,
     MoveCall {
         move_from: i32,
         move_to: i32,
-    },
+    } = 3,
     JumpFalseCall {
         cond_value_index: i32,
         destination_instruction: i32,
-    },
+    } = 4,
     FreeCall {
         value_index: i32,
-    },
+    } = 5,
 }
 
 impl<'a> Instruction<'a> {
