@@ -107,8 +107,23 @@ fn nhwc_in(t: &etch_runtime::Shape, layout: Layout) -> Result<(usize, usize, usi
 
 /// [`nhwc_in`] as the compute functions' `Nhwc`.
 fn nhwc_dims(t: &etch_runtime::Shape, layout: Layout) -> Result<Nhwc> {
+    let mut d = Nhwc {
+        n: 0,
+        h: 0,
+        w: 0,
+        c: 0,
+    };
+    nhwc_into(t, layout, &mut d)?;
+    Ok(d)
+}
+
+/// [`nhwc_dims`] written into a window's field: a `Result<Nhwc>` came back
+/// through memory and was copied again into the window (issue 12).
+#[inline(never)]
+fn nhwc_into(t: &etch_runtime::Shape, layout: Layout, out: &mut Nhwc) -> Result<()> {
     let (n, h, w, c) = nhwc_in(t, layout)?;
-    Ok(Nhwc { n, h, w, c })
+    *out = Nhwc { n, h, w, c };
+    Ok(())
 }
 
 /// NHWC sizes of a rank-4 activation stored channels-last (CMSIS-NN's layout).
@@ -127,6 +142,15 @@ fn nhwc(t: &etch_runtime::Shape) -> Result<(usize, usize, usize, usize)> {
 /// holds kernel, stride, padding and dilation in `int32_t`: a value outside
 /// `0..=i32::MAX` is an invalid argument on every target.
 fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
+    let mut p = (0, 0);
+    pair_into(ctx, i, &mut p)?;
+    Ok(p)
+}
+
+/// [`pair`] written into a window's field (a `Result` of one word comes
+/// back in registers; `Result<(usize, usize)>` came back through memory).
+#[inline(never)]
+fn pair_into(ctx: &KernelContext<'_, '_>, i: usize, out: &mut (usize, usize)) -> Result<()> {
     let mut l = [0i64; 2];
     let len = ctx.int_list_into(i, &mut l)?;
     let [a, b] = l;
@@ -135,7 +159,8 @@ fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
     let (Some(a), Some(b)) = (as_usize(a), as_usize(b)) else {
         return Err(bad("stride, padding or dilation outside 0..=i32::MAX"));
     };
-    Ok((a as usize, b as usize))
+    *out = (a as usize, b as usize);
+    Ok(())
 }
 
 /// Reads the quantization shared by conv and depthwise conv. `base` is the
@@ -459,17 +484,27 @@ pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = op!(
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (kernel, stride, padding) = (pair(ctx, 1)?, pair(ctx, 2)?, pair(ctx, 3)?);
-    let ([x], [mut out]) = ctx.io([0], [9])?;
-    let x = required(x, 0)?;
-    let g = Window {
-        input: nhwc_dims(&x.shape, layout)?,
-        output: nhwc_dims(&out.shape, layout)?,
-        kernel,
-        stride,
-        padding,
+    const NONE: Nhwc = Nhwc {
+        n: 0,
+        h: 0,
+        w: 0,
+        c: 0,
+    };
+    let mut g = Window {
+        input: NONE,
+        output: NONE,
+        kernel: (0, 0),
+        stride: (0, 0),
+        padding: (0, 0),
         dilation: (1, 1),
     };
+    pair_into(ctx, 1, &mut g.kernel)?;
+    pair_into(ctx, 2, &mut g.stride)?;
+    pair_into(ctx, 3, &mut g.padding)?;
+    let ([x], [mut out]) = ctx.io([0], [9])?;
+    let x = required(x, 0)?;
+    nhwc_into(&x.shape, layout, &mut g.input)?;
+    nhwc_into(&out.shape, layout, &mut g.output)?;
     // The upstream kernel runs with the full int8 range.
     Ok(avg_pool_s8(&g, (-128, 127), x.as_i8()?, out.as_i8_mut()?)?)
 }
