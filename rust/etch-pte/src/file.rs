@@ -12,7 +12,7 @@
 //! ```
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::flatbuffer::{read_u32, read_u64, same_bytes, Table, Vector};
+use crate::flatbuffer::{read_u32, same_bytes, Table, Vector};
 use crate::schema::{
     BackendDelegateDataReference, ExecutionPlan, Program, SubsegmentOffsets, Tensor,
 };
@@ -67,15 +67,20 @@ impl ExtendedHeader {
                 field::HEADER_LENGTH,
             ));
         }
+        // Two inlined word reads each, not the out-of-line `read_u64`
+        // whose `Result<u64>` comes back through memory.
+        let u64_at = |pos: usize| -> Result<u64> {
+            Ok(read_u32(data, pos)? as u64 | (read_u32(data, pos + 4)? as u64) << 32)
+        };
         let segment_data_size = if length >= field::HEADER_LENGTH_WITH_DATA_SIZE {
-            read_u64(data, field::SEGMENT_DATA_SIZE)?
+            u64_at(field::SEGMENT_DATA_SIZE)?
         } else {
             0
         };
         Ok(Some(ExtendedHeader {
             length,
-            program_size: read_u64(data, field::PROGRAM_SIZE)?,
-            segment_base_offset: read_u64(data, field::SEGMENT_BASE_OFFSET)?,
+            program_size: u64_at(field::PROGRAM_SIZE)?,
+            segment_base_offset: u64_at(field::SEGMENT_BASE_OFFSET)?,
             segment_data_size,
         }))
     }
