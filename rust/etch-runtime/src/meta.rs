@@ -120,20 +120,22 @@ impl<'a> MethodMeta<'a> {
     /// (the largest `Kernel::scratch` of the operators the method calls is
     /// part of it).
     pub fn method_state_bytes(&self, kernels: &[Kernel]) -> Result<usize> {
-        let mut layout = Layout::of(&self.plan)?;
-        layout.scratch = self.kernel_scratch_bytes(kernels)?;
-        Ok(layout.bytes())
+        Ok(Layout::of(&self.plan, kernels, None)?.bytes())
     }
 
     /// The kernel scratch inside [`MethodMeta::method_state_bytes`]: the
     /// largest `Kernel::scratch` of the operators the method calls, in bytes.
     pub fn kernel_scratch_bytes(&self, kernels: &[Kernel]) -> Result<usize> {
-        Ok(self.scan_operators(kernels)?.1)
+        Ok(Layout::of(&self.plan, kernels, None)?.scratch)
     }
 
     /// Number of instructions over all chains.
     pub fn num_instructions(&self) -> Result<usize> {
-        Ok(Layout::of(&self.plan)?.instructions)
+        let mut n = 0;
+        for chain in self.plan.chains()?.iter() {
+            n += chain?.instructions()?.len();
+        }
+        Ok(n)
     }
 
     /// The execution plan, for tools that want the raw view.
@@ -203,27 +205,7 @@ impl<'a> MethodMeta<'a> {
     /// (what [`MethodMeta::for_each_missing_operator`] returns), on the raw
     /// name bytes: no UTF-8 validation in firmware.
     pub fn count_missing_operators(&self, kernels: &[Kernel]) -> Result<usize> {
-        Ok(self.scan_operators(kernels)?.0)
-    }
-
-    /// One walk of the operator table on the raw name bytes: how many used
-    /// operators `kernels` lacks, and the largest `Kernel::scratch` (rounded
-    /// up to 8 bytes) of those it has.
-    #[inline(never)]
-    fn scan_operators(&self, kernels: &[Kernel]) -> Result<(usize, usize)> {
-        let (mut missing, mut scratch) = (0, 0);
-        for (i, op) in self.plan.operators()?.iter().enumerate() {
-            let op = op?;
-            match registry::find_bytes(kernels, op.name_bytes()?, op.overload_bytes()?) {
-                Some(k) => {
-                    let bytes = kernels.get(k).map_or(0, |k| k.scratch as usize);
-                    scratch = scratch.max(bytes.next_multiple_of(8));
-                }
-                None if self.operator_used(i)? => missing += 1,
-                None => {}
-            }
-        }
-        Ok((missing, scratch))
+        Ok(Layout::of(&self.plan, kernels, None)?.missing)
     }
 
     /// `(name, overload)` of the operator instruction `index` (numbered across

@@ -8,7 +8,7 @@ use etch_pte::{InstructionArgs, ShapeDynamism, Value, ValueKind, Vector};
 use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
 use crate::meta::{MethodMeta, TensorInfo};
-use crate::registry::{self, Kernel};
+use crate::registry::Kernel;
 use crate::state::{Layout, State, NOT_A_KERNEL, UNSET};
 use crate::tensor::{Shape, TensorView};
 use crate::{
@@ -258,8 +258,7 @@ impl<'a, 'm> Method<'a, 'm> {
         let file = meta.file();
         let plan = meta.plan;
         let values = plan.values()?;
-        let mut layout = Layout::of(&plan)?;
-        layout.scratch = meta.kernel_scratch_bytes(kernels)?;
+        let layout = Layout::of(&plan, kernels, None)?;
 
         // Memory first: nothing is written unless everything fits.
         let needed_buffers = meta.num_memory_planned_buffers()?;
@@ -317,43 +316,20 @@ impl<'a, 'm> Method<'a, 'm> {
 
         let mut state = State::new(&layout, state)?;
 
-        // Operators: resolve all, report every missing one, check schemas.
-        let operators = plan.operators()?;
-        let mut missing = 0u32;
-        let mut index = 0usize;
-        for chain in plan.chains()?.iter() {
-            for instr in chain?.instructions()?.iter() {
-                if let InstructionArgs::KernelCall { op_index, args } = instr?.args()? {
-                    let op = operators.get(op_index as usize)?;
-                    let (name, overload) = (op.name_bytes()?, op.overload_bytes()?);
-                    match registry::find_bytes(kernels, name, overload) {
-                        Some(k) => {
-                            check_schema(
-                                &values,
-                                args,
-                                kernels.get(k).map_or(&[], |k| k.args),
-                                index,
-                            )?;
-                            state.set_kernel(index, k as u16);
-                        }
-                        None => missing += 1,
-                    }
-                }
-                index += 1;
-            }
-        }
-        if missing > 0 {
-            // Name every missing operator once (with `log`), and count
-            // distinct ones.
+        // Operators (each call resolved, its schema checked) and the values
+        // written at run time, in one walk; then every missing operator.
+        Layout::of(&plan, kernels, Some(state.fill()))?;
+        if layout.missing > 0 {
+            // Name every missing operator once (with `log`); `at` is the
+            // walk's count of distinct ones.
             #[cfg(feature = "log")]
             meta.for_each_missing_operator(kernels, |_name, _overload| {
                 etch_log!(error, "missing operator: {}.{}", _name, _overload);
             })?;
-            let distinct = meta.count_missing_operators(kernels)?;
             return Err(Error::new(
                 ErrorCode::OperatorMissing,
                 "operators missing from the registry (at = how many)",
-                distinct as u32,
+                layout.missing as u32,
             ));
         }
 
@@ -373,7 +349,6 @@ impl<'a, 'm> Method<'a, 'm> {
             state.set_delegate(i, handle);
         }
 
-        state.overrides_mut().init(&plan)?;
         Ok(Method {
             meta: *meta,
             values,
@@ -706,7 +681,7 @@ impl<'a, 'm> Method<'a, 'm> {
 }
 
 /// Checks a kernel call's argument count and kinds against the kernel's schema.
-fn check_schema(
+pub(crate) fn check_schema(
     values: &Vector<'_, EValue<'_>>,
     args: Vector<'_, i32>,
     schema: &[crate::ArgKind],

@@ -15,8 +15,9 @@
 //! little-endian as bytes, so the buffer needs no alignment.
 
 use etch_pte::schema::ExecutionPlan;
-use etch_pte::{InstructionArgs, Value, ValueKind};
+use etch_pte::{InstructionArgs, Value, ValueKind, Vector};
 
+use crate::registry::{self, Kernel};
 use crate::{Error, ErrorCode, Result};
 
 pub(crate) const NOT_A_KERNEL: u16 = u16::MAX;
@@ -25,8 +26,11 @@ const DELEGATE_BYTES: usize = 4;
 const OVERRIDE_BYTES: usize = 12;
 /// Payload of a tensor alias that has not been set yet.
 pub(crate) const UNSET: u64 = u64::MAX;
+/// No operator, no value.
+const NONE: usize = usize::MAX;
 
-/// How many of each state item a plan needs.
+/// How many of each state item a plan needs, and what else the walk that
+/// counts them finds.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub(crate) struct Layout {
     pub instructions: usize,
@@ -35,6 +39,8 @@ pub(crate) struct Layout {
     pub inputs: usize,
     /// Bytes of kernel scratch (`MethodMeta::kernel_scratch_bytes`).
     pub scratch: usize,
+    /// Distinct operators the method calls that the kernels lack.
+    pub missing: usize,
 }
 
 /// Whether kernel calls to `name` make their output an alias of their input.
@@ -42,75 +48,122 @@ pub(crate) fn is_view_op(name: &[u8]) -> bool {
     etch_pte::flatbuffer::same_bytes(name, b"executorch_prim::et_view")
 }
 
-/// Calls `f` for every value index the plan's instructions write at run time
-/// outside tensors' data: Move targets, view outputs, scalar kernel results.
-///
-/// Not generic (a `dyn` callback): it is called from three places, and each
-/// monomorphised copy of this walk cost about 600 B of flash.
+/// What one instruction asks of the state.
+struct Facts<'a> {
+    /// The operator a kernel call calls ([`NONE`] for other instructions).
+    op: usize,
+    /// The value it writes at run time outside tensors' data: a Move
+    /// target, a view's output, a kernel's scalar result ([`NONE`] if none).
+    target: usize,
+    /// A kernel call's arguments (empty for other instructions).
+    args: Vector<'a, i32>,
+}
+
+/// The facts of instruction `i` (numbered across chains); `None` past the
+/// last one.
 #[inline(never)]
-pub(crate) fn for_each_override(
-    plan: &ExecutionPlan<'_>,
-    f: &mut dyn FnMut(usize) -> Result<()>,
-) -> Result<()> {
-    let values = plan.values()?;
-    let operators = plan.operators()?;
+fn facts<'a>(plan: &ExecutionPlan<'a>, mut i: usize) -> Result<Option<Facts<'a>>> {
     for chain in plan.chains()?.iter() {
-        for instr in chain?.instructions()?.iter() {
-            match instr?.args()? {
-                InstructionArgs::MoveCall { move_to, .. } => f(move_to as usize)?,
-                InstructionArgs::KernelCall { op_index, args } => {
-                    if args.is_empty() {
-                        continue;
-                    }
+        let instructions = chain?.instructions()?;
+        if i >= instructions.len() {
+            i -= instructions.len();
+            continue;
+        }
+        let mut f = Facts {
+            op: NONE,
+            target: NONE,
+            args: Vector::empty(),
+        };
+        match instructions.get(i)?.args()? {
+            InstructionArgs::MoveCall { move_to, .. } => f.target = move_to as usize,
+            InstructionArgs::KernelCall { op_index, args } => {
+                (f.op, f.args) = (op_index as usize, args);
+                if !args.is_empty() {
                     let last = args.get(args.len() - 1)? as usize;
-                    let op = operators.get(op_index as usize)?;
-                    let kind = values.get(last)?.kind()?;
+                    let op = plan.operators()?.get(f.op)?;
+                    let kind = plan.values()?.get(last)?.kind()?;
                     if is_view_op(op.name_bytes()?)
                         || matches!(kind, ValueKind::Int | ValueKind::Double | ValueKind::Bool)
                     {
-                        f(last)?;
+                        f.target = last;
                     }
                 }
-                _ => {}
+            }
+            _ => {}
+        }
+        return Ok(Some(f));
+    }
+    Ok(None)
+}
+
+/// Whether an instruction before `i` has `key` as its operator (`target`
+/// false) or as its run-time written value (`target` true).
+fn earlier(plan: &ExecutionPlan<'_>, i: usize, target: bool, key: usize) -> Result<bool> {
+    for j in 0..i {
+        if let Some(f) = facts(plan, j)? {
+            if (if target { f.target } else { f.op }) == key {
+                return Ok(true);
             }
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 impl Layout {
-    pub(crate) fn of(plan: &ExecutionPlan<'_>) -> Result<Layout> {
-        let mut instructions = 0;
-        for chain in plan.chains()?.iter() {
-            instructions += chain?.instructions()?.len();
-        }
-        // Distinct override targets: quadratic, but only over the few
-        // instructions that write scalars or aliases.
-        let mut overrides = 0;
-        let mut index = 0;
-        for_each_override(plan, &mut |v| {
-            let mut seen_before = false;
-            let mut j = 0;
-            for_each_override(plan, &mut |w| {
-                if j < index && w == v {
-                    seen_before = true;
-                }
-                j += 1;
-                Ok(())
-            })?;
-            if !seen_before {
-                overrides += 1;
-            }
-            index += 1;
-            Ok(())
-        })?;
-        Ok(Layout {
-            instructions,
+    /// One walk over the plan's instructions: the counts, the largest
+    /// `Kernel::scratch` (rounded up to 8 bytes) of the kernels called and
+    /// how many called operators `kernels` lacks. With `state` (at load),
+    /// the same walk resolves each kernel call (its schema checked) and
+    /// fills the run-time value slots: each value once, in order of first
+    /// write, with its initial payload (the serialized scalar, or `UNSET`
+    /// for tensor aliases).
+    #[inline(never)]
+    pub(crate) fn of(
+        plan: &ExecutionPlan<'_>,
+        kernels: &[Kernel],
+        mut fill: Option<Fill<'_>>,
+    ) -> Result<Layout> {
+        let values = plan.values()?;
+        let operators = plan.operators()?;
+        let mut layout = Layout {
             delegates: plan.delegates()?.len(),
-            overrides,
             inputs: plan.inputs()?.len(),
-            scratch: 0,
-        })
+            ..Layout::default()
+        };
+        while let Some(f) = facts(plan, layout.instructions)? {
+            let i = layout.instructions;
+            layout.instructions += 1;
+            if f.op != NONE {
+                let o = operators.get(f.op)?;
+                match registry::find_bytes(kernels, o.name_bytes()?, o.overload_bytes()?) {
+                    Some(k) => {
+                        let kernel = kernels.get(k);
+                        let bytes = kernel.map_or(0, |k| k.scratch as usize);
+                        layout.scratch = layout.scratch.max(bytes.next_multiple_of(8));
+                        if let Some(fill) = fill.as_mut() {
+                            let schema = kernel.map_or(&[][..], |k| k.args);
+                            crate::method::check_schema(&values, f.args, schema, i)?;
+                            fill.set_kernel(i, k as u16);
+                        }
+                    }
+                    None if !earlier(plan, i, false, f.op)? => layout.missing += 1,
+                    None => {}
+                }
+            }
+            if f.target != NONE && !earlier(plan, i, true, f.target)? {
+                if let Some(fill) = fill.as_mut() {
+                    let payload = match values.get(f.target)?.value()? {
+                        Value::Int(i) => i as u64,
+                        Value::Double(d) => d.to_bits(),
+                        Value::Bool(b) => b as u64,
+                        _ => UNSET,
+                    };
+                    OverridesMut(fill.overrides).write(layout.overrides, f.target as u32, payload);
+                }
+                layout.overrides += 1;
+            }
+        }
+        Ok(layout)
     }
 
     /// Exact bytes of state.
@@ -124,6 +177,25 @@ impl Layout {
             } else {
                 0
             }
+    }
+}
+
+/// What the walk at load writes: the kernel index of each instruction and
+/// the run-time value slots. Two slices rather than `&mut State`: a `State`
+/// whose address is taken is built on the stack and copied into `Method`
+/// with `memcpy` (issue 12).
+pub(crate) struct Fill<'s> {
+    kernels: &'s mut [u8],
+    overrides: &'s mut [u8],
+}
+
+impl Fill<'_> {
+    /// `kernel` must be below [`NOT_A_KERNEL`].
+    fn set_kernel(&mut self, instruction: usize, kernel: u16) {
+        let i = instruction * KERNEL_BYTES;
+        if let Some(b) = self.kernels.get_mut(i..i + KERNEL_BYTES) {
+            crate::memory::copy_slice(b, &kernel.wrapping_add(1).to_le_bytes());
+        }
     }
 }
 
@@ -197,11 +269,11 @@ impl<'m> State<'m> {
             .wrapping_sub(1)
     }
 
-    /// `kernel` must be below [`NOT_A_KERNEL`].
-    pub(crate) fn set_kernel(&mut self, instruction: usize, kernel: u16) {
-        let i = instruction * KERNEL_BYTES;
-        if let Some(b) = self.kernels.get_mut(i..i + KERNEL_BYTES) {
-            crate::memory::copy_slice(b, &kernel.wrapping_add(1).to_le_bytes());
+    /// The parts the walk at load fills.
+    pub(crate) fn fill(&mut self) -> Fill<'_> {
+        Fill {
+            kernels: self.kernels,
+            overrides: self.overrides,
         }
     }
 
@@ -301,34 +373,6 @@ impl OverridesMut<'_> {
             *b = bytes;
         }
     }
-
-    /// Fills the slots at load: each target once, with its initial payload
-    /// (the serialized scalar, or `UNSET` for tensor aliases).
-    pub(crate) fn init(&mut self, plan: &ExecutionPlan<'_>) -> Result<()> {
-        let values = plan.values()?;
-        let mut next = 0;
-        let n = self.0.len() / OVERRIDE_BYTES;
-        // Mark every slot free first (value index u32::MAX).
-        for s in 0..n {
-            self.write(s, u32::MAX, UNSET);
-        }
-        for_each_override(plan, &mut |v| {
-            if self.as_ref().get(v).is_some() {
-                return Ok(());
-            }
-            let payload = match values.get(v)?.value()? {
-                Value::Int(i) => i as u64,
-                Value::Double(d) => d.to_bits(),
-                Value::Bool(b) => b as u64,
-                _ => UNSET,
-            };
-            if next < n {
-                self.write(next, v as u32, payload);
-                next += 1;
-            }
-            Ok(())
-        })
-    }
 }
 
 #[cfg(test)]
@@ -345,6 +389,7 @@ mod tests {
             overrides: 3,
             inputs: 9,
             scratch: 16,
+            missing: 0,
         };
         let head = 5 * KERNEL_BYTES + 2 * DELEGATE_BYTES + 3 * OVERRIDE_BYTES + 2;
         let mut buf = [0xaau8; 128];

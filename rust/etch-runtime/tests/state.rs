@@ -1,0 +1,255 @@
+//! The method state's run-time written values (Move targets, scalar kernel
+//! results), its exact size and the count of missing operators, on a program
+//! built here: no exported fixture has a `MoveCall` or a kernel with a scalar
+//! result.
+//!
+//! The program (values: v0 = Int 5, v1 = Int 0, v2 = Int 0, v3 = Bool false):
+//! ```text
+//! 0: test::inc(v0) -> v2      v2 = 6
+//! 1: move v2 -> v1            v1 = 6
+//! 2: test::inc(v1) -> v2      v2 = 7   (v2 written again: one slot)
+//! 3: test::not(v3) -> v3      v3 = true
+//! outputs: v2, v1, v0, v3
+//! ```
+
+use etch_runtime::{
+    op, ErrorCode, Kernel, KernelContext, Method, Output, Program, Result, Verification,
+};
+
+/// A flatbuffer built back to front, as flatbuffers are: an object's
+/// position is its distance from the end, and a reference points to an
+/// object written before it (at a higher address).
+#[derive(Default)]
+struct Fb(Vec<u8>);
+
+enum F {
+    Bytes(Vec<u8>),
+    Ref(usize),
+}
+
+impl Fb {
+    fn prepend(&mut self, block: &[u8]) -> usize {
+        self.0.splice(0..0, block.iter().copied());
+        self.0.len()
+    }
+
+    /// Position (from the end) of byte `k` of a `len`-byte block about to
+    /// be prepended.
+    fn at(&self, len: usize, k: usize) -> usize {
+        self.0.len() + len - k
+    }
+
+    fn table(&mut self, fields: &[(u16, F)]) -> usize {
+        let mut object = vec![0u8; 4];
+        let mut offsets = vec![0u16; fields.iter().map(|f| f.0 as usize + 1).max().unwrap_or(0)];
+        let mut refs = Vec::new();
+        for (slot, f) in fields {
+            offsets[*slot as usize] = object.len() as u16;
+            match f {
+                F::Bytes(b) => {
+                    object.extend_from_slice(b);
+                    object.resize(object.len().next_multiple_of(4), 0);
+                }
+                F::Ref(target) => {
+                    refs.push((object.len(), *target));
+                    object.extend_from_slice(&[0; 4]);
+                }
+            }
+        }
+        let n = object.len();
+        for (k, target) in refs {
+            let v = (self.at(n, k) - target) as u32;
+            object[k..k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let mut vtable = Vec::new();
+        vtable.extend_from_slice(&((4 + 2 * offsets.len()) as u16).to_le_bytes());
+        vtable.extend_from_slice(&(n as u16).to_le_bytes());
+        for o in &offsets {
+            vtable.extend_from_slice(&o.to_le_bytes());
+        }
+        vtable.resize(vtable.len().next_multiple_of(4), 0);
+        // The vtable sits right before the table: soffset = its length.
+        object[0..4].copy_from_slice(&(vtable.len() as i32).to_le_bytes());
+        let table = self.prepend(&object);
+        self.prepend(&vtable);
+        table
+    }
+
+    fn scalars(&mut self, items: &[Vec<u8>]) -> usize {
+        let mut b = (items.len() as u32).to_le_bytes().to_vec();
+        for i in items {
+            b.extend_from_slice(i);
+        }
+        self.prepend(&b)
+    }
+
+    fn refs(&mut self, targets: &[usize]) -> usize {
+        let n = 4 + 4 * targets.len();
+        let mut b = (targets.len() as u32).to_le_bytes().to_vec();
+        for (i, &t) in targets.iter().enumerate() {
+            b.extend_from_slice(&((self.at(n, 4 + 4 * i) - t) as u32).to_le_bytes());
+        }
+        self.prepend(&b)
+    }
+
+    fn string(&mut self, s: &str) -> usize {
+        let mut b = (s.len() as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(s.as_bytes());
+        b.push(0);
+        b.resize(b.len().next_multiple_of(4), 0);
+        self.prepend(&b)
+    }
+
+    /// The file: root offset, "ET12", the objects; 16-byte aligned copy.
+    fn finish(mut self, root: usize) -> Vec<u128> {
+        let len = self.0.len() + 8;
+        let mut head = ((len - root) as u32).to_le_bytes().to_vec();
+        head.extend_from_slice(b"ET12");
+        self.prepend(&head);
+        let mut words = vec![0u128; self.0.len().div_ceil(16)];
+        bytemuck::cast_slice_mut::<u128, u8>(&mut words)[..self.0.len()].copy_from_slice(&self.0);
+        words
+    }
+}
+
+fn i32s(v: &[i32]) -> Vec<Vec<u8>> {
+    v.iter().map(|x| x.to_le_bytes().to_vec()).collect()
+}
+
+fn program() -> (Vec<u128>, usize) {
+    let mut fb = Fb::default();
+    // EValue tags: Int 2, Bool 3; instruction tags: KernelCall 1, MoveCall 3.
+    let int = |fb: &mut Fb, x: i64| {
+        let t = fb.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
+        fb.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
+    };
+    let v0 = int(&mut fb, 5);
+    let v1 = int(&mut fb, 0);
+    let v2 = int(&mut fb, 0);
+    let b = fb.table(&[(0, F::Bytes(vec![0]))]);
+    let v3 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(b))]);
+    let values = fb.refs(&[v0, v1, v2, v3]);
+    let kernel = |fb: &mut Fb, op: i32, args: &[i32]| {
+        let a = fb.scalars(&i32s(args));
+        let call = fb.table(&[(0, F::Bytes(op.to_le_bytes().to_vec())), (1, F::Ref(a))]);
+        fb.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
+    };
+    let i0 = kernel(&mut fb, 0, &[0, 2]);
+    let mv = fb.table(&[
+        (0, F::Bytes(2i32.to_le_bytes().to_vec())),
+        (1, F::Bytes(1i32.to_le_bytes().to_vec())),
+    ]);
+    let i1 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(mv))]);
+    let i2 = kernel(&mut fb, 0, &[1, 2]);
+    let i3 = kernel(&mut fb, 1, &[3, 3]);
+    let instructions = fb.refs(&[i0, i1, i2, i3]);
+    let chain_io = fb.scalars(&[]);
+    let chain = fb.table(&[
+        (0, F::Ref(chain_io)),
+        (1, F::Ref(chain_io)),
+        (2, F::Ref(instructions)),
+    ]);
+    let chains = fb.refs(&[chain]);
+    let op = |fb: &mut Fb, name: &str| {
+        let (n, o) = (fb.string(name), fb.string(""));
+        fb.table(&[(0, F::Ref(n)), (1, F::Ref(o))])
+    };
+    let inc = op(&mut fb, "test::inc");
+    let not = op(&mut fb, "test::not");
+    let operators = fb.refs(&[inc, not]);
+    let inputs = fb.scalars(&[]);
+    let outputs = fb.scalars(&i32s(&[2, 1, 0, 3]));
+    let sizes = fb.scalars(&[0i64.to_le_bytes().to_vec()]);
+    let name = fb.string("forward");
+    let plan = fb.table(&[
+        (0, F::Ref(name)),
+        (2, F::Ref(values)),
+        (3, F::Ref(inputs)),
+        (4, F::Ref(outputs)),
+        (5, F::Ref(chains)),
+        (6, F::Ref(operators)),
+        (8, F::Ref(sizes)),
+    ]);
+    let plans = fb.refs(&[plan]);
+    let root = fb.table(&[
+        (0, F::Bytes(0u32.to_le_bytes().to_vec())),
+        (1, F::Ref(plans)),
+    ]);
+    let len = fb.0.len() + 8;
+    (fb.finish(root), len)
+}
+
+fn inc(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let x = ctx.int(0)?;
+    ctx.set_int(1, x + 1)
+}
+
+fn not(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let x = ctx.bool(0)?;
+    // The context has no `set_bool`: a Bool slot takes the payload 0 or 1.
+    ctx.set_int(1, !x as i64)
+}
+
+const KERNELS: [Kernel; 2] = [
+    op!("test::inc(int x) -> int", inc),
+    op!("test::not(bool x) -> bool", not),
+];
+
+#[test]
+fn run_time_values_take_one_slot_each_and_are_written_and_read() {
+    let (words, len) = program();
+    let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
+    for verification in [Verification::Minimal, Verification::InternalConsistency] {
+        let program = Program::from_bytes(bytes, verification).unwrap();
+        let meta = program.method_meta("forward").unwrap();
+        // 4 instructions x 2 B + 3 values written at run time (v2, v1, v3;
+        // v2 twice but one slot) x 12 B; no delegates, inputs or scratch.
+        assert_eq!(meta.method_state_bytes(&KERNELS).unwrap(), 4 * 2 + 3 * 12);
+        assert_eq!(meta.kernel_scratch_bytes(&KERNELS).unwrap(), 0);
+        assert_eq!(meta.count_missing_operators(&KERNELS).unwrap(), 0);
+        assert_eq!(meta.num_instructions().unwrap(), 4);
+
+        let mut state = vec![0u8; 44];
+        let mut planned: [&mut [u8]; 0] = [];
+        let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
+        // Before execute: the serialized values.
+        let ints = |m: &Method<'_, '_>| -> Vec<i64> {
+            (0..3)
+                .map(|i| match m.output(i).unwrap() {
+                    Output::Int(x) => x,
+                    o => panic!("output {i}: {o:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(ints(&method), [0, 0, 5]);
+        assert!(matches!(method.output(3), Ok(Output::Bool(false))));
+        method.execute().unwrap();
+        assert_eq!(ints(&method), [7, 6, 5]);
+        assert!(matches!(method.output(3), Ok(Output::Bool(true))));
+        // A second run reads what the first left: v2 and v1 are rewritten
+        // from v0 (same values), v3 flips back.
+        method.execute().unwrap();
+        assert_eq!(ints(&method), [7, 6, 5]);
+        assert!(matches!(method.output(3), Ok(Output::Bool(false))));
+
+        // One byte short: the shortfall, nothing written.
+        let mut short = vec![0xa5u8; 43];
+        let mut planned: [&mut [u8]; 0] = [];
+        let e = Method::load(&meta, &mut short, &mut planned, &KERNELS, &[])
+            .err()
+            .unwrap();
+        assert_eq!((e.code, e.at), (ErrorCode::MemoryAllocationFailed, 1));
+        assert!(short.iter().all(|&b| b == 0xa5));
+
+        // Without `test::inc` (called twice): one operator missing.
+        let only_not = &KERNELS[1..];
+        assert_eq!(meta.count_missing_operators(only_not).unwrap(), 1);
+        let mut state = vec![0u8; meta.method_state_bytes(only_not).unwrap()];
+        let mut planned: [&mut [u8]; 0] = [];
+        let e = Method::load(&meta, &mut state, &mut planned, only_not, &[])
+            .err()
+            .unwrap();
+        assert_eq!((e.code, e.at), (ErrorCode::OperatorMissing, 1));
+        assert_eq!(meta.count_missing_operators(&[]).unwrap(), 2);
+    }
+}
