@@ -60,9 +60,9 @@ fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
 
 impl<'a> MethodMeta<'a> {
     /// Method `plan` of `file`, after the same presence checks as
-    /// ExecuTorch's `method_meta`.
+    /// ExecuTorch's `method_meta` (the name's was made when the plan was
+    /// found by it).
     pub(crate) fn new(file: &PteFile<'a>, plan: &ExecutionPlan<'a>) -> Result<Self> {
-        plan.name_bytes()?;
         plan.inputs()?;
         plan.outputs()?;
         plan.non_const_buffer_sizes()?;

@@ -15,7 +15,7 @@
 //! little-endian as bytes, so the buffer needs no alignment.
 
 use etch_pte::schema::ExecutionPlan;
-use etch_pte::{InstructionArgs, Value, ValueKind, Vector};
+use etch_pte::{InstructionArgs, Value, Vector};
 
 use crate::registry::{self, Kernel};
 use crate::{Error, ErrorCode, Result};
@@ -28,6 +28,8 @@ const OVERRIDE_BYTES: usize = 12;
 pub(crate) const UNSET: u64 = u64::MAX;
 /// No operator, no value.
 const NONE: usize = usize::MAX;
+/// Past the last instruction.
+const END: usize = usize::MAX - 1;
 
 /// How many of each state item a plan needs, and what else the walk that
 /// counts them finds.
@@ -50,60 +52,80 @@ pub(crate) fn is_view_op(name: &[u8]) -> bool {
 
 /// What one instruction asks of the state.
 struct Facts<'a> {
-    /// The operator a kernel call calls ([`NONE`] for other instructions).
+    /// The operator a kernel call calls ([`NONE`] for other instructions;
+    /// a real index is below the operator table's length, so never [`NONE`]
+    /// or [`END`]).
     op: usize,
-    /// The value it writes at run time outside tensors' data: a Move
-    /// target, a view's output, a kernel's scalar result ([`NONE`] if none).
-    target: usize,
+    /// The index of its kernel in `kernels` ([`NONE`] if missing).
+    kernel: usize,
     /// A kernel call's arguments (empty for other instructions).
     args: Vector<'a, i32>,
+    /// The value it writes at run time outside tensors' data: a Move
+    /// target, a view's output, a kernel's scalar result ([`NONE`] if none),
+    /// and that value's initial payload (the serialized scalar, or `UNSET`
+    /// for a tensor alias).
+    target: usize,
+    payload: u64,
 }
 
-/// The facts of instruction `i` (numbered across chains); `None` past the
-/// last one.
+/// The facts of instruction `i` (numbered across chains), its kernel looked
+/// up in `kernels`; `op` is [`END`] past the last instruction. Out of line:
+/// the walk calls it once per instruction and again when looking back for
+/// duplicates.
 #[inline(never)]
-fn facts<'a>(plan: &ExecutionPlan<'a>, mut i: usize) -> Result<Option<Facts<'a>>> {
+fn facts<'a>(plan: &ExecutionPlan<'a>, kernels: &[Kernel], mut i: usize) -> Result<Facts<'a>> {
+    let mut f = Facts {
+        op: END,
+        kernel: NONE,
+        args: Vector::empty(),
+        target: NONE,
+        payload: UNSET,
+    };
     for chain in plan.chains()?.iter() {
         let instructions = chain?.instructions()?;
         if i >= instructions.len() {
             i -= instructions.len();
             continue;
         }
-        let mut f = Facts {
-            op: NONE,
-            target: NONE,
-            args: Vector::empty(),
-        };
+        f.op = NONE;
+        let mut view = true;
         match instructions.get(i)?.args()? {
             InstructionArgs::MoveCall { move_to, .. } => f.target = move_to as usize,
             InstructionArgs::KernelCall { op_index, args } => {
+                let op = plan.operators()?.get(op_index as usize)?;
                 (f.op, f.args) = (op_index as usize, args);
+                let name = op.name_bytes()?;
+                let overload = op.overload_bytes()?;
+                f.kernel = registry::find_bytes(kernels, name, overload).unwrap_or(NONE);
+                view = is_view_op(name);
                 if !args.is_empty() {
-                    let last = args.get(args.len() - 1)? as usize;
-                    let op = plan.operators()?.get(f.op)?;
-                    let kind = plan.values()?.get(last)?.kind()?;
-                    if is_view_op(op.name_bytes()?)
-                        || matches!(kind, ValueKind::Int | ValueKind::Double | ValueKind::Bool)
-                    {
-                        f.target = last;
-                    }
+                    f.target = args.get(args.len() - 1)? as usize;
                 }
             }
             _ => {}
         }
-        return Ok(Some(f));
+        if f.target != NONE {
+            match plan.values()?.get(f.target)?.value()? {
+                Value::Int(i) => f.payload = i as u64,
+                Value::Double(d) => f.payload = d.to_bits(),
+                Value::Bool(b) => f.payload = b as u64,
+                // Not a scalar: written at run time only by a Move or a view.
+                _ if !view => f.target = NONE,
+                _ => {}
+            }
+        }
+        break;
     }
-    Ok(None)
+    Ok(f)
 }
 
 /// Whether an instruction before `i` has `key` as its operator (`target`
 /// false) or as its run-time written value (`target` true).
 fn earlier(plan: &ExecutionPlan<'_>, i: usize, target: bool, key: usize) -> Result<bool> {
     for j in 0..i {
-        if let Some(f) = facts(plan, j)? {
-            if (if target { f.target } else { f.op }) == key {
-                return Ok(true);
-            }
+        let f = facts(plan, &[], j)?;
+        if (if target { f.target } else { f.op }) == key {
+            return Ok(true);
         }
     }
     Ok(false)
@@ -124,41 +146,35 @@ impl Layout {
         mut fill: Option<Fill<'_>>,
     ) -> Result<Layout> {
         let values = plan.values()?;
-        let operators = plan.operators()?;
         let mut layout = Layout {
             delegates: plan.delegates()?.len(),
             inputs: plan.inputs()?.len(),
             ..Layout::default()
         };
-        while let Some(f) = facts(plan, layout.instructions)? {
+        loop {
+            let f = facts(plan, kernels, layout.instructions)?;
+            if f.op == END {
+                break;
+            }
             let i = layout.instructions;
             layout.instructions += 1;
-            if f.op != NONE {
-                let o = operators.get(f.op)?;
-                match registry::find_bytes(kernels, o.name_bytes()?, o.overload_bytes()?) {
-                    Some(k) => {
-                        let kernel = kernels.get(k);
-                        let bytes = kernel.map_or(0, |k| k.scratch as usize);
-                        layout.scratch = layout.scratch.max(bytes.next_multiple_of(8));
-                        if let Some(fill) = fill.as_mut() {
-                            let schema = kernel.map_or(&[][..], |k| k.args);
-                            crate::method::check_schema(&values, f.args, schema, i)?;
-                            fill.set_kernel(i, k as u16);
-                        }
-                    }
-                    None if !earlier(plan, i, false, f.op)? => layout.missing += 1,
-                    None => {}
+            if let Some(kernel) = kernels.get(f.kernel) {
+                let bytes = (kernel.scratch as usize).next_multiple_of(8);
+                layout.scratch = layout.scratch.max(bytes);
+                if let Some(fill) = fill.as_mut() {
+                    crate::method::check_schema(&values, f.args, kernel.args, i)?;
+                    fill.set_kernel(i, f.kernel as u16);
                 }
+            } else if f.op != NONE && !earlier(plan, i, false, f.op)? {
+                layout.missing += 1;
             }
             if f.target != NONE && !earlier(plan, i, true, f.target)? {
                 if let Some(fill) = fill.as_mut() {
-                    let payload = match values.get(f.target)?.value()? {
-                        Value::Int(i) => i as u64,
-                        Value::Double(d) => d.to_bits(),
-                        Value::Bool(b) => b as u64,
-                        _ => UNSET,
-                    };
-                    OverridesMut(fill.overrides).write(layout.overrides, f.target as u32, payload);
+                    OverridesMut(fill.overrides).write(
+                        layout.overrides * OVERRIDE_BYTES,
+                        f.target as u32,
+                        f.payload,
+                    );
                 }
                 layout.overrides += 1;
             }
@@ -192,9 +208,9 @@ pub(crate) struct Fill<'s> {
 impl Fill<'_> {
     /// `kernel` must be below [`NOT_A_KERNEL`].
     fn set_kernel(&mut self, instruction: usize, kernel: u16) {
-        let i = instruction * KERNEL_BYTES;
-        if let Some(b) = self.kernels.get_mut(i..i + KERNEL_BYTES) {
-            crate::memory::copy_slice(b, &kernel.wrapping_add(1).to_le_bytes());
+        let b = self.kernels.get_mut(instruction * KERNEL_BYTES..);
+        if let Some(b) = b.and_then(|b| b.first_chunk_mut::<KERNEL_BYTES>()) {
+            *b = kernel.wrapping_add(1).to_le_bytes();
         }
     }
 }
@@ -318,11 +334,18 @@ impl<'m> State<'m> {
     }
 }
 
-fn entry(buf: &[u8], slot: usize) -> Option<(u32, u64)> {
-    let b = buf.get(slot * OVERRIDE_BYTES..(slot + 1) * OVERRIDE_BYTES)?;
-    let v = u32::from_le_bytes(b.get(0..4)?.try_into().ok()?);
-    let p = u64::from_le_bytes(b.get(4..12)?.try_into().ok()?);
-    Some((v, p))
+/// The byte offset of value `v`'s slot in `buf`.
+fn slot_of(buf: &[u8], v: usize) -> Option<usize> {
+    let mut at = 0;
+    let mut rest = buf;
+    while let Some((entry, tail)) = rest.split_first_chunk::<OVERRIDE_BYTES>() {
+        let (value, _) = entry.split_first_chunk::<4>()?;
+        if u32::from_le_bytes(*value) as usize == v {
+            return Some(at);
+        }
+        (at, rest) = (at + OVERRIDE_BYTES, tail);
+    }
+    None
 }
 
 /// Read access to run-time written values.
@@ -332,10 +355,9 @@ pub(crate) struct Overrides<'s>(&'s [u8]);
 impl Overrides<'_> {
     /// The payload for value `v`, if it has an override slot.
     pub(crate) fn get(&self, v: usize) -> Option<u64> {
-        (0..self.0.len() / OVERRIDE_BYTES)
-            .filter_map(|s| entry(self.0, s))
-            .find(|&(value, _)| value as usize == v)
-            .map(|(_, p)| p)
+        let at = slot_of(self.0, v)?;
+        let payload = self.0.get(at + 4..)?.first_chunk::<8>()?;
+        Some(u64::from_le_bytes(*payload))
     }
 }
 
@@ -349,23 +371,21 @@ impl OverridesMut<'_> {
 
     /// Sets the payload of value `v`'s slot; `NotFound` if it has none.
     pub(crate) fn set(&mut self, v: usize, payload: u64) -> Result<()> {
-        let n = self.0.len() / OVERRIDE_BYTES;
-        let slot = (0..n)
-            .find(|&s| entry(self.0, s).is_some_and(|(value, _)| value as usize == v))
-            .ok_or(Error::new(
-                ErrorCode::InvalidState,
-                "value is not writable at run time",
-                v as u32,
-            ))?;
+        let slot = slot_of(self.0, v).ok_or(Error::new(
+            ErrorCode::InvalidState,
+            "value is not writable at run time",
+            v as u32,
+        ))?;
         self.write(slot, v as u32, payload);
         Ok(())
     }
 
-    fn write(&mut self, slot: usize, value: u32, payload: u64) {
+    /// Writes the slot at byte offset `at`.
+    fn write(&mut self, at: usize, value: u32, payload: u64) {
         let b = self
             .0
-            .get_mut(slot * OVERRIDE_BYTES..(slot + 1) * OVERRIDE_BYTES)
-            .and_then(|b| <&mut [u8; OVERRIDE_BYTES]>::try_from(b).ok());
+            .get_mut(at..)
+            .and_then(|b| b.first_chunk_mut::<OVERRIDE_BYTES>());
         if let Some(b) = b {
             let mut bytes = [0u8; OVERRIDE_BYTES];
             bytes[..4].copy_from_slice(&value.to_le_bytes());
