@@ -302,6 +302,23 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         self.io_values(in_values, out_values)
     }
 
+    /// Like [`KernelContext::io`], into views the caller owns: inputs
+    /// `None` and outputs [`TensorViewMut::empty`] before the call (a Null
+    /// input stays `None`). Nothing is copied out of a `Result` (`io`'s
+    /// views came back through memory and `?` copied them, 7 words each).
+    pub fn io_into<'s, const N: usize, const M: usize>(
+        &'s mut self,
+        inputs: [usize; N],
+        outputs: [usize; M],
+        in_views: &mut [Option<TensorView<'s>>; N],
+        out_views: &mut [TensorViewMut<'s>; M],
+    ) -> Result<()> {
+        let mut in_values = [None; N];
+        let mut out_values = [0usize; M];
+        self.value_indices(&inputs, &outputs, &mut in_values, &mut out_values)?;
+        self.io_slices(&in_values, &out_values, in_views, out_views)
+    }
+
     // `io`'s argument-to-value mapping over slices: not copied per arity.
     #[inline(never)]
     fn value_indices(

@@ -395,7 +395,9 @@ fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let post = ctx.int_list(2)?;
     let value = ctx.int(3)?;
     let value = i8::try_from(value).map_err(|_| bad("pad value"))?;
-    let ([x], [mut out]) = ctx.io([0], [4])?;
+    let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
+    ctx.io_into([0], [4], &mut ins, &mut outs)?;
+    let ([x], [out]) = (ins, &mut outs);
     let x = required(x, 0)?;
     let (din, dout) = (phys(&x.shape), phys(&out.shape));
     let mut pre4 = [0usize; 4];
@@ -501,7 +503,9 @@ fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Resu
     pair_into(ctx, 1, &mut g.kernel)?;
     pair_into(ctx, 2, &mut g.stride)?;
     pair_into(ctx, 3, &mut g.padding)?;
-    let ([x], [mut out]) = ctx.io([0], [9])?;
+    let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
+    ctx.io_into([0], [9], &mut ins, &mut outs)?;
+    let ([x], [out]) = (ins, &mut outs);
     let x = required(x, 0)?;
     nhwc_into(&x.shape, layout, &mut g.input)?;
     nhwc_into(&out.shape, layout, &mut g.output)?;
