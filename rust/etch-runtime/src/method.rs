@@ -634,13 +634,14 @@ impl<'a, 'm> Method<'a, 'm> {
     // the stack under every kernel call.
     #[inline(never)]
     fn move_value(&mut self, from: usize, to: usize) -> Result<()> {
-        // The serialized payload and kind, then the run-time one if any (a
+        // The serialized payload, then the run-time one if any (a
         // tensor's is the value it aliases, unless not yet set).
-        let (bits, kind) = match value_of(&self.values, from)? {
-            Value::Int(x) => (x as u64, ValueKind::Int),
-            Value::Double(x) => (x.to_bits(), ValueKind::Double),
-            Value::Bool(x) => (x as u64, ValueKind::Bool),
-            Value::Tensor(_) => (from as u64, ValueKind::Tensor),
+        let value = value_of(&self.values, from)?;
+        let bits = match value {
+            Value::Int(x) => x as u64,
+            Value::Double(x) => x.to_bits(),
+            Value::Bool(x) => x as u64,
+            Value::Tensor(_) => from as u64,
             _ => {
                 return Err(Error::new(
                     ErrorCode::NotSupported,
@@ -650,10 +651,13 @@ impl<'a, 'm> Method<'a, 'm> {
             }
         };
         let payload = match self.state.overrides().get(from) {
-            Some(p) if p != UNSET || kind != ValueKind::Tensor => p,
+            Some(p) if p != UNSET || !matches!(value, Value::Tensor(_)) => p,
             _ => bits,
         };
-        if self.values.get(to)?.kind()? != kind {
+        // The target decoded by the same out-of-line lookup (not an
+        // inlined `kind()` read): its variant is its kind.
+        if core::mem::discriminant(&value_of(&self.values, to)?) != core::mem::discriminant(&value)
+        {
             return Err(Error::new(
                 ErrorCode::InvalidProgram,
                 "MoveCall between kinds",
