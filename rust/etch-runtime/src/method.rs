@@ -415,17 +415,18 @@ impl<'a, 'm> Method<'a, 'm> {
                 i as u32,
             ));
         };
-        let buffer = (a.memory_id()? as usize)
-            .checked_sub(1)
-            .and_then(|b| self.planned.get_mut(b));
-        let offset = usize::try_from(a.memory_offset()?).ok();
-        let dst = match (buffer, offset) {
-            (Some(buf), Some(off)) => off
-                .checked_add(bytes.len())
-                .and_then(|end| buf.get_mut(off..end)),
-            _ => None,
-        };
-        let dst = dst.ok_or(Error::new(
+        // `planned_bytes`'s reads, on the mutable buffers (an unreadable
+        // allocation is InvalidProgram here too).
+        fn planned_mut<'p>(
+            planned: &'p mut [&mut [u8]],
+            a: &AllocationDetails<'_>,
+            n: usize,
+        ) -> Option<&'p mut [u8]> {
+            let buf = planned.get_mut((a.memory_id().ok()? as usize).checked_sub(1)?)?;
+            let off = usize::try_from(a.memory_offset().ok()?).ok()?;
+            buf.get_mut(off..)?.get_mut(..n)
+        }
+        let dst = planned_mut(self.planned, &a, bytes.len()).ok_or(Error::new(
             ErrorCode::InvalidProgram,
             "input outside its buffer",
             i as u32,
