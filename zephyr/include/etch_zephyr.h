@@ -9,6 +9,9 @@
  * - CONFIG_ETCH_ETDUMP adds etch_zephyr_execute_etdump() (ExecuTorch's
  *   ETDump of a run) and etch_zephyr_etdump_print() (to the console, for
  *   tools/etdump/from_console.py on the host).
+ * - CONFIG_THREAD_STACK_INFO adds etch_zephyr_stack_paint() and
+ *   etch_zephyr_stack_used(): the stack one call (an inference) needs, by
+ *   stack painting.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -66,6 +69,89 @@ etch_status_t etch_zephyr_config_value(const etch_program_t *program, const char
 etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instruction,
 					   size_t n);
 #endif
+
+#if defined(CONFIG_THREAD_STACK_INFO)
+/**
+ * Stack painting around one call, e.g. etch_method_execute():
+ *
+ *     struct etch_zephyr_stack_probe probe = {0};
+ *
+ *     if (etch_zephyr_stack_paint(&probe) == 0) {
+ *             st = etch_method_execute(m);
+ *             used = etch_zephyr_stack_used(&probe);
+ *     }
+ *
+ * etch_zephyr_stack_paint() takes the caller's stack pointer as `top` and
+ * fills the current thread's stack below it with a pattern, word by word,
+ * from the thread's lowest stack word (above CONFIG_STACK_SENTINEL's word)
+ * up to ETCH_ZEPHYR_STACK_PAINT_MARGIN bytes below its own frame (an
+ * exception frame stacked while it paints lands in that margin).
+ * etch_zephyr_stack_used() then gives the bytes from `top` down to the
+ * lowest word overwritten since: what the calls made in between from the
+ * same function, in the same thread, needed (their frames and any
+ * exception frame stacked on the thread meanwhile). Call both from that
+ * one function, in the thread that runs the call.
+ *
+ * The pattern is CONFIG_INIT_STACKS's (0xAA bytes), so painted memory
+ * reads as unused to k_thread_stack_space_get(); painting forgets how deep
+ * the thread went before it, which the probe keeps in `thread_peak` and
+ * etch_zephyr_stack_thread_used() adds back.
+ *
+ * -ENOTSUP when the caller's stack pointer is not within the current
+ * thread's stack (native_sim, whose Zephyr threads run on host stacks; an
+ * interrupt handler) or the stack grows up, -ENOMEM when less than the
+ * margin is left below the caller; nothing is painted then.
+ */
+struct etch_zephyr_stack_probe {
+	/** The caller's stack pointer at the last paint. */
+	uintptr_t top;
+	/** The lowest painted word (== top: nothing painted). */
+	uintptr_t bottom;
+	/** The thread's high-water mark before the paints (CONFIG_INIT_STACKS). */
+	size_t thread_peak;
+};
+
+/** Bytes left unpainted below etch_zephyr_stack_paint_below()'s own frame. */
+#define ETCH_ZEPHYR_STACK_PAINT_MARGIN 128
+
+/** The stack pointer where this is inlined. */
+static inline __attribute__((always_inline)) uintptr_t etch_zephyr_stack_pointer(void)
+{
+#if defined(__arm__) || defined(__thumb__)
+	uintptr_t sp;
+
+	__asm__ volatile("mov %0, sp" : "=r"(sp));
+	return sp;
+#else
+	return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
+
+/** etch_zephyr_stack_paint() with an explicit `top` (a stack address of the caller). */
+int etch_zephyr_stack_paint_below(struct etch_zephyr_stack_probe *probe, uintptr_t top);
+
+/** Paints the current thread's stack below the caller's stack pointer (see above). */
+static inline __attribute__((always_inline)) int
+etch_zephyr_stack_paint(struct etch_zephyr_stack_probe *probe)
+{
+	return etch_zephyr_stack_paint_below(probe, etch_zephyr_stack_pointer());
+}
+
+/**
+ * Bytes of stack used below `probe->top` since the last paint; 0 when
+ * nothing was painted.
+ */
+size_t etch_zephyr_stack_used(const struct etch_zephyr_stack_probe *probe);
+
+#if defined(CONFIG_INIT_STACKS)
+/**
+ * The current thread's stack high-water mark in bytes (as
+ * k_thread_stack_space_get()), including what it used before the paints
+ * of `probe` (may be NULL). 0 or k_thread_stack_space_get()'s error.
+ */
+int etch_zephyr_stack_thread_used(const struct etch_zephyr_stack_probe *probe, size_t *used);
+#endif
+#endif /* CONFIG_THREAD_STACK_INFO */
 
 /** Base64 characters per console line of an ETDump (a multiple of 4). */
 #define ETCH_ETDUMP_CONSOLE_LINE 64

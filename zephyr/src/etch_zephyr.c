@@ -2,6 +2,8 @@
  * Zephyr glue of the etch module: cycle counter, embedded model, profiling.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <errno.h>
+
 #include <zephyr/kernel.h>
 #include <zephyr/init.h>
 #include <zephyr/logging/log.h>
@@ -86,6 +88,92 @@ etch_status_t etch_zephyr_config_value(const etch_program_t *program, const char
 	k_mutex_unlock(&lock);
 	return st;
 }
+
+#if defined(CONFIG_THREAD_STACK_INFO)
+/* CONFIG_INIT_STACKS's fill: k_thread_stack_space_get() counts it as unused. */
+#define STACK_PAINT 0xAAAAAAAAu
+
+/* The current thread's stack as word addresses [*low, *high), without
+ * CONFIG_STACK_SENTINEL's word (the lowest; checked on every switch).
+ */
+static void stack_bounds(uintptr_t *low, uintptr_t *high)
+{
+	const struct k_thread *t = k_current_get();
+	uintptr_t start = t->stack_info.start;
+
+	if (IS_ENABLED(CONFIG_STACK_SENTINEL)) {
+		start += 4;
+	}
+	*low = ROUND_UP(start, 4);
+	*high = ROUND_DOWN(t->stack_info.start + t->stack_info.size, 4);
+}
+
+__noinline int etch_zephyr_stack_paint_below(struct etch_zephyr_stack_probe *probe,
+					     uintptr_t top)
+{
+	uintptr_t low;
+	uintptr_t high;
+
+	probe->top = top;
+	probe->bottom = top;
+	if (IS_ENABLED(CONFIG_STACK_GROWS_UP) || k_is_in_isr()) {
+		return -ENOTSUP;
+	}
+	stack_bounds(&low, &high);
+	if (top <= low || top > high) {
+		return -ENOTSUP; /* not on this thread's stack (native_sim: host stacks) */
+	}
+#if defined(CONFIG_INIT_STACKS)
+	size_t used;
+
+	if (etch_zephyr_stack_thread_used(probe, &used) == 0) {
+		probe->thread_peak = used;
+	}
+#endif
+	/* From here on no calls: nothing below this frame is in use but what
+	 * an exception stacks, and that lands in the margin.
+	 */
+	uintptr_t sp = ROUND_DOWN(etch_zephyr_stack_pointer(), 4);
+
+	if (sp < low + ETCH_ZEPHYR_STACK_PAINT_MARGIN + 4) {
+		return -ENOMEM; /* the stack is (nearly) full already */
+	}
+	uintptr_t end = sp - ETCH_ZEPHYR_STACK_PAINT_MARGIN;
+
+	for (uintptr_t w = low; w < end; w += 4) {
+		*(volatile uint32_t *)w = STACK_PAINT;
+	}
+	probe->bottom = low;
+	return 0;
+}
+
+size_t etch_zephyr_stack_used(const struct etch_zephyr_stack_probe *probe)
+{
+	uintptr_t w = probe->bottom;
+
+	while (w < probe->top && *(const volatile uint32_t *)w == STACK_PAINT) {
+		w += 4;
+	}
+	return probe->top - w;
+}
+
+#if defined(CONFIG_INIT_STACKS)
+int etch_zephyr_stack_thread_used(const struct etch_zephyr_stack_probe *probe, size_t *used)
+{
+	const struct k_thread *t = k_current_get();
+	size_t unused;
+	int ret = k_thread_stack_space_get(t, &unused);
+
+	if (ret == 0) {
+		*used = t->stack_info.size - unused;
+		if (probe != NULL && probe->thread_peak > *used) {
+			*used = probe->thread_peak;
+		}
+	}
+	return ret;
+}
+#endif
+#endif /* CONFIG_THREAD_STACK_INFO */
 
 #if defined(CONFIG_ETCH_PROFILE)
 etch_status_t etch_zephyr_execute_profiled(etch_method_t *m, uint32_t *per_instruction,

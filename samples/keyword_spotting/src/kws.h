@@ -15,6 +15,8 @@ struct kws_totals {
 	unsigned int failed;
 	uint64_t frontend_cycles;
 	uint64_t inference_cycles;
+	/* Deepest stack of one etch_method_execute(), by stack painting; 0: not measured. */
+	size_t inference_stack;
 };
 
 /* Labels one WAV file (in memory) and prints the result; 0 on success. */

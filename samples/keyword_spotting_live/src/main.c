@@ -54,6 +54,13 @@ static etch_frontend_t frontend;      /* 2 KiB FFT scratch */
 static etch_frontend_stream_t stream; /* the last second's mel energies */
 static etch_kws_t recognizer;
 static int8_t features[ETCH_FRONTEND_FEATURES];
+#if defined(CONFIG_THREAD_STACK_INFO)
+/* Stack painting around etch_method_execute() (<etch_zephyr.h>), and the
+ * deepest inference (0: not measured).
+ */
+static struct etch_zephyr_stack_probe stack_probe;
+static size_t inference_stack;
+#endif
 
 #if defined(CONFIG_ARCH_POSIX)
 #include "posix_board_if.h"
@@ -197,7 +204,17 @@ static int infer(uint32_t time_ms, uint32_t *detections, uint32_t *cycles)
 		st = etch_method_set_input(m, 0, features, sizeof(features));
 	}
 	if (st == ETCH_OK) {
+#if defined(CONFIG_THREAD_STACK_INFO)
+		/* The inference's own stack: painted below this frame, in this thread. */
+		int painted = etch_zephyr_stack_paint(&stack_probe);
+
 		st = etch_method_execute(m);
+		if (painted == 0) {
+			inference_stack = MAX(inference_stack, etch_zephyr_stack_used(&stack_probe));
+		}
+#else
+		st = etch_method_execute(m);
+#endif
 	}
 	const void *out = NULL;
 	size_t out_len = 0;
@@ -308,12 +325,26 @@ int main(void)
 		hops ? (unsigned int)(hop_cycles / hops) : 0,
 		inferences ? (unsigned int)(inference_cycles / inferences) : 0,
 		(unsigned int)sys_clock_hw_cycles_per_sec());
+#if defined(CONFIG_THREAD_STACK_INFO)
+	if (inference_stack != 0) {
+		LOG_INF("inference stack: %u B (limit %u B)", (unsigned int)inference_stack,
+			(unsigned int)CONFIG_KWS_INFERENCE_STACK_LIMIT);
+		if (inference_stack > CONFIG_KWS_INFERENCE_STACK_LIMIT) {
+			LOG_ERR("FAIL: inference stack %u B above CONFIG_KWS_INFERENCE_STACK_LIMIT "
+				"(%u B)", (unsigned int)inference_stack,
+				(unsigned int)CONFIG_KWS_INFERENCE_STACK_LIMIT);
+		}
+	} else {
+		LOG_INF("inference stack: not measured (native_sim: its threads run on host "
+			"stacks)");
+	}
+#endif
 #if defined(CONFIG_THREAD_STACK_INFO) && defined(CONFIG_INIT_STACKS)
-	size_t unused;
+	size_t used;
 
-	if (k_thread_stack_space_get(k_current_get(), &unused) == 0) {
-		LOG_INF("main stack: %u of %u bytes used",
-			(unsigned int)(k_current_get()->stack_info.size - unused),
+	/* The whole thread's high-water mark, including before the paints. */
+	if (etch_zephyr_stack_thread_used(&stack_probe, &used) == 0) {
+		LOG_INF("main stack: %u of %u bytes used", (unsigned int)used,
 			(unsigned int)k_current_get()->stack_info.size);
 	}
 #endif

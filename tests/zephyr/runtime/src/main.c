@@ -8,6 +8,7 @@
  *
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <errno.h>
 #include <string.h>
 
 #include <zephyr/kernel.h>
@@ -287,5 +288,46 @@ ZTEST(etch, test_profile)
 	ztest_test_skip();
 #endif
 }
+
+#if defined(CONFIG_THREAD_STACK_INFO)
+/* Writes `n` bytes of stack (a volatile array the compiler must keep). */
+static __noinline void use_stack(size_t n)
+{
+	volatile uint8_t buf[512];
+
+	for (size_t i = 0; i < n && i < sizeof(buf); i++) {
+		buf[i] = (uint8_t)i;
+	}
+}
+
+/* Stack painting (<etch_zephyr.h>): a callee's 512-byte array is seen; on
+ * native_sim, whose threads run on host stacks, nothing is painted.
+ */
+ZTEST(etch, test_stack_paint)
+{
+	struct etch_zephyr_stack_probe probe = {0};
+	int ret = etch_zephyr_stack_paint(&probe);
+
+	if (IS_ENABLED(CONFIG_ARCH_POSIX)) {
+		zassert_equal(ret, -ENOTSUP, "paint on native_sim: %d", ret);
+		zassert_equal(etch_zephyr_stack_used(&probe), 0);
+		return;
+	}
+	zassert_equal(ret, 0, "paint: %d", ret);
+	zassert_true(etch_zephyr_stack_used(&probe) < 512, "nothing ran yet");
+	use_stack(512);
+	size_t used = etch_zephyr_stack_used(&probe);
+
+	/* The array, its frame and at most one exception frame (104 B). */
+	zassert_true(used >= 512 && used <= 512 + 64 + 104, "used %u", (unsigned int)used);
+#if defined(CONFIG_INIT_STACKS)
+	size_t thread;
+
+	zassert_equal(etch_zephyr_stack_thread_used(&probe, &thread), 0);
+	zassert_true(thread >= used, "thread %u < inference %u", (unsigned int)thread,
+		     (unsigned int)used);
+#endif
+}
+#endif
 
 ZTEST_SUITE(etch, NULL, suite_setup, NULL, NULL, NULL);
