@@ -68,12 +68,28 @@ struct Facts<'a> {
     payload: u64,
 }
 
+/// Where [`facts`] last found an instruction: the chain's index and the
+/// number of instructions in the chains before it. A call for an
+/// instruction at or after it starts there, so a walk in order reads each
+/// chain once: from the first chain every time, a file of many short
+/// chains made the walk quadratic in its size.
+#[derive(Clone, Copy, Default)]
+struct Cursor {
+    chain: usize,
+    base: usize,
+}
+
 /// The facts of instruction `i` (numbered across chains), its kernel looked
 /// up in `kernels`; `op` is [`END`] past the last instruction. Out of line:
 /// the walk calls it once per instruction and again when looking back for
 /// duplicates.
 #[inline(never)]
-fn facts<'a>(plan: &ExecutionPlan<'a>, kernels: &[Kernel], mut i: usize) -> Result<Facts<'a>> {
+fn facts<'a>(
+    plan: &ExecutionPlan<'a>,
+    kernels: &[Kernel],
+    i: usize,
+    at: &mut Cursor,
+) -> Result<Facts<'a>> {
     let mut f = Facts {
         op: END,
         kernel: NONE,
@@ -81,15 +97,21 @@ fn facts<'a>(plan: &ExecutionPlan<'a>, kernels: &[Kernel], mut i: usize) -> Resu
         target: NONE,
         payload: UNSET,
     };
-    for chain in plan.chains()?.iter() {
-        let instructions = chain?.instructions()?;
-        if i >= instructions.len() {
-            i -= instructions.len();
+    let chains = plan.chains()?;
+    if i < at.base {
+        *at = Cursor::default();
+    }
+    while at.chain < chains.len() {
+        let instructions = chains.get(at.chain)?.instructions()?;
+        let k = i - at.base;
+        if k >= instructions.len() {
+            at.base += instructions.len();
+            at.chain += 1;
             continue;
         }
         f.op = NONE;
         let mut view = true;
-        match instructions.get(i)?.args()? {
+        match instructions.get(k)?.args()? {
             InstructionArgs::MoveCall { move_to, .. } => f.target = move_to as usize,
             InstructionArgs::KernelCall { op_index, args } => {
                 let op = plan.operators()?.get(op_index as usize)?;
@@ -122,8 +144,9 @@ fn facts<'a>(plan: &ExecutionPlan<'a>, kernels: &[Kernel], mut i: usize) -> Resu
 /// Whether an instruction before `i` has `key` as its operator (`target`
 /// false) or as its run-time written value (`target` true).
 fn earlier(plan: &ExecutionPlan<'_>, i: usize, target: bool, key: usize) -> Result<bool> {
+    let mut at = Cursor::default();
     for j in 0..i {
-        let f = facts(plan, &[], j)?;
+        let f = facts(plan, &[], j, &mut at)?;
         if (if target { f.target } else { f.op }) == key {
             return Ok(true);
         }
@@ -151,8 +174,9 @@ impl Layout {
             inputs: plan.inputs()?.len(),
             ..Layout::default()
         };
+        let mut at = Cursor::default();
         loop {
-            let f = facts(plan, kernels, layout.instructions)?;
+            let f = facts(plan, kernels, layout.instructions, &mut at)?;
             if f.op == END {
                 break;
             }

@@ -116,7 +116,9 @@ fn i32s(v: &[i32]) -> Vec<Vec<u8>> {
     v.iter().map(|x| x.to_le_bytes().to_vec()).collect()
 }
 
-fn program() -> (Vec<u128>, usize) {
+/// The program with its four instructions split into chains as `split`
+/// says (instruction numbers per chain, in order).
+fn program(split: &[&[usize]]) -> (Vec<u128>, usize) {
     let mut fb = Fb::default();
     // EValue tags: Int 2, Bool 3; instruction tags: KernelCall 1, MoveCall 3.
     let int = |fb: &mut Fb, x: i64| {
@@ -142,14 +144,18 @@ fn program() -> (Vec<u128>, usize) {
     let i1 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(mv))]);
     let i2 = kernel(&mut fb, 0, &[1, 2]);
     let i3 = kernel(&mut fb, 1, &[3, 3]);
-    let instructions = fb.refs(&[i0, i1, i2, i3]);
+    let all = [i0, i1, i2, i3];
     let chain_io = fb.scalars(&[]);
-    let chain = fb.table(&[
-        (0, F::Ref(chain_io)),
-        (1, F::Ref(chain_io)),
-        (2, F::Ref(instructions)),
-    ]);
-    let chains = fb.refs(&[chain]);
+    let mut chain_refs = Vec::new();
+    for part in split {
+        let instructions = fb.refs(&part.iter().map(|&k| all[k]).collect::<Vec<_>>());
+        chain_refs.push(fb.table(&[
+            (0, F::Ref(chain_io)),
+            (1, F::Ref(chain_io)),
+            (2, F::Ref(instructions)),
+        ]));
+    }
+    let chains = fb.refs(&chain_refs);
     let op = |fb: &mut Fb, name: &str| {
         let (n, o) = (fb.string(name), fb.string(""));
         fb.table(&[(0, F::Ref(n)), (1, F::Ref(o))])
@@ -197,7 +203,17 @@ const KERNELS: [Kernel; 2] = [
 
 #[test]
 fn run_time_values_take_one_slot_each_and_are_written_and_read() {
-    let (words, len) = program();
+    // One chain, and the same instructions over four chains (one empty):
+    // the state walk numbers instructions across chains.
+    let one: &[&[usize]] = &[&[0, 1, 2, 3]];
+    let four: &[&[usize]] = &[&[0], &[], &[1, 2], &[3]];
+    for split in [one, four] {
+        run_time_values(split);
+    }
+}
+
+fn run_time_values(split: &[&[usize]]) {
+    let (words, len) = program(split);
     let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
     for verification in [Verification::Minimal, Verification::InternalConsistency] {
         let program = Program::from_bytes(bytes, verification).unwrap();
