@@ -52,6 +52,14 @@ pub struct Nhwc {
 }
 
 impl Nhwc {
+    /// All sizes 0: what a window's fields hold before its tensors are read.
+    pub const ZERO: Nhwc = Nhwc {
+        n: 0,
+        h: 0,
+        w: 0,
+        c: 0,
+    };
+
     /// Element count, if it fits `usize`.
     pub fn elements(&self) -> Option<usize> {
         self.n

@@ -107,12 +107,7 @@ fn nhwc_in(t: &etch_runtime::Shape, layout: Layout) -> Result<(usize, usize, usi
 
 /// [`nhwc_in`] as the compute functions' `Nhwc`.
 fn nhwc_dims(t: &etch_runtime::Shape, layout: Layout) -> Result<Nhwc> {
-    let mut d = Nhwc {
-        n: 0,
-        h: 0,
-        w: 0,
-        c: 0,
-    };
+    let mut d = Nhwc::ZERO;
     nhwc_into(t, layout, &mut d)?;
     Ok(d)
 }
@@ -279,18 +274,12 @@ fn conv_args<'c>(
     depthwise: bool,
 ) -> Result<ConvArgs<'c>> {
     let d = usize::from(depthwise);
-    const NONE: Nhwc = Nhwc {
-        n: 0,
-        h: 0,
-        w: 0,
-        c: 0,
-    };
     // Filled in place (the tensors' fields once `io` has resolved them): no
     // second copy of the scalars beside the views on the stack.
     let mut a = ConvArgs {
         g: Window {
-            input: NONE,
-            output: NONE,
+            input: Nhwc::ZERO,
+            output: Nhwc::ZERO,
             kernel: (0, 0),
             stride: pair(ctx, 3)?,
             padding: pair(ctx, 4)?,
@@ -486,15 +475,9 @@ pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = op!(
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    const NONE: Nhwc = Nhwc {
-        n: 0,
-        h: 0,
-        w: 0,
-        c: 0,
-    };
     let mut g = Window {
-        input: NONE,
-        output: NONE,
+        input: Nhwc::ZERO,
+        output: Nhwc::ZERO,
         kernel: (0, 0),
         stride: (0, 0),
         padding: (0, 0),
