@@ -667,16 +667,21 @@ mod tests {
         assert!(Vector::<u32>::at(&buf, 0).unwrap().get(3).is_err());
     }
 
-    #[test]
-    fn table_with_truncated_vtable_gives_defaults() {
-        // vtable at 0: len 6 (one slot), object 8; slot0 at +4.
-        // table at 8: soffset 8 -> vtable at 0; field0 (u32) = 7.
+    /// vtable at 0: len 6 (one slot), object 8; slot0 at +4.
+    /// table at 8: soffset 8 -> vtable at 0; field0 (u32) = 7.
+    fn one_field_table() -> [u8; 16] {
         let mut buf = [0u8; 16];
         buf[0..2].copy_from_slice(&6u16.to_le_bytes());
         buf[2..4].copy_from_slice(&8u16.to_le_bytes());
         buf[4..6].copy_from_slice(&4u16.to_le_bytes());
         buf[8..12].copy_from_slice(&8i32.to_le_bytes());
         buf[12..16].copy_from_slice(&7u32.to_le_bytes());
+        buf
+    }
+
+    #[test]
+    fn table_with_truncated_vtable_gives_defaults() {
+        let buf = one_field_table();
         let t = Table::at(&buf, 8).unwrap();
         assert_eq!(t.scalar::<u32>(0, 0).unwrap(), 7);
         assert_eq!(t.scalar::<u32>(1, 42).unwrap(), 42);
@@ -688,14 +693,9 @@ mod tests {
 
     #[test]
     fn unchecked_table_reads_stay_in_bounds() {
-        // The table of the test above, opened again from its position; any
+        // The table of `one_field_table`, opened again from its position; any
         // other position reads as absent fields (schema defaults).
-        let mut buf = [0u8; 16];
-        buf[0..2].copy_from_slice(&6u16.to_le_bytes());
-        buf[2..4].copy_from_slice(&8u16.to_le_bytes());
-        buf[4..6].copy_from_slice(&4u16.to_le_bytes());
-        buf[8..12].copy_from_slice(&8i32.to_le_bytes());
-        buf[12..16].copy_from_slice(&7u32.to_le_bytes());
+        let buf = one_field_table();
         assert_eq!(Table::at_unchecked(&buf, 8).scalar::<u32>(0, 0).unwrap(), 7);
         for pos in [0, 3, 13, 15, 16, 1 << 20, usize::MAX - 3, usize::MAX] {
             let t = Table::at_unchecked(&buf, pos);
