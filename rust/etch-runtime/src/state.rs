@@ -157,7 +157,7 @@ fn earlier(plan: &ExecutionPlan<'_>, i: usize, target: bool, key: usize) -> Resu
 impl Layout {
     /// One walk over the plan's instructions: the counts, the largest
     /// `Kernel::scratch` (rounded up to 8 bytes) of the kernels called and
-    /// how many called operators `kernels` lacks. With `state` (at load),
+    /// how many called operators `kernels` lacks. With `fill` (at load),
     /// the same walk resolves each kernel call (its schema checked) and
     /// fills the run-time value slots: each value once, in order of first
     /// write, with its initial payload (the serialized scalar, or `UNSET`
