@@ -206,15 +206,6 @@ fn value_of<'a>(values: &Vector<'a, EValue<'a>>, v: usize) -> Result<Value<'a>> 
     values.get(v)?.value()
 }
 
-/// The backend registered under `id` (one copy for load and execute).
-#[inline(never)]
-fn find_backend<'m>(backends: &[&'m dyn Backend], id: &[u8]) -> Option<&'m dyn Backend> {
-    backends
-        .iter()
-        .find(|b| same_bytes(b.id().as_bytes(), id))
-        .copied()
-}
-
 /// The `nbytes` a planned tensor placed at `a` occupies (memory id `n` is
 /// planned buffer `n - 1`); `None` when they do not lie inside one, or `a`
 /// cannot be read (both are `InvalidProgram` to every caller). One copy for
@@ -337,16 +328,24 @@ impl<'a, 'm> Method<'a, 'm> {
         for (i, d) in plan.delegates()?.iter().enumerate() {
             let d = d?;
             let id = d.id_bytes()?;
-            let backend = find_backend(backends, id).ok_or_else(|| {
+            // The backend is found by id here only: its index is kept in
+            // the state, so `execute` reads neither the delegate nor its id.
+            let found =
+                (backends.iter().enumerate()).find(|(_, b)| same_bytes(b.id().as_bytes(), id));
+            let Some((b, backend)) = found else {
                 etch_log!(
                     error,
                     "backend not found: {}",
                     core::str::from_utf8(id).unwrap_or("(not UTF-8)")
                 );
-                Error::new(ErrorCode::NotFound, "backend not registered", i as u32)
-            })?;
+                return Err(Error::new(
+                    ErrorCode::NotFound,
+                    "backend not registered",
+                    i as u32,
+                ));
+            };
             let handle = backend.init(file.delegate_data(d.processed()?)?, d.compile_specs()?)?;
-            state.set_delegate(i, handle);
+            state.set_delegate(i, handle, b);
         }
 
         Ok(Method {
@@ -578,14 +577,17 @@ impl<'a, 'm> Method<'a, 'm> {
                         delegate_index,
                         args,
                     } => {
-                        let d = self.meta.plan.delegates()?.get(delegate_index as usize)?;
-                        let id = d.id_bytes()?;
-                        let backend = find_backend(self.backends, id).ok_or(Error::new(
-                            ErrorCode::NotFound,
-                            "backend not registered",
-                            index as u32,
-                        ))?;
-                        let handle = self.state.delegate(delegate_index as usize);
+                        // Load initialised every delegate of the plan and
+                        // kept its backend's index + 1: 0 is an index past
+                        // the plan's delegates (as the delegate vector's
+                        // read said before, InvalidProgram).
+                        let (handle, b) = self.state.delegate(delegate_index as usize);
+                        let backend =
+                            (self.backends.get((b as usize).wrapping_sub(1))).ok_or(Error::new(
+                                ErrorCode::InvalidProgram,
+                                "delegate index out of range",
+                                index as u32,
+                            ))?;
                         observer.before(index as u32, None);
                         let mut ctx = self.context(args, usize::MAX);
                         backend.execute(handle, &mut ctx).map_err(at)?;

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! [u16; instructions]      kernel index + 1 per instruction (0: not a kernel call)
-//! [u32; delegates]         delegate handle per delegate
+//! [(u32, u32); delegates]  per delegate: its handle, and its backend's index
+//!                          in `backends` + 1 (0: not initialised)
 //! [(u32, u64); overrides]  values written at run time: value index, payload
 //!                          (scalar bits, or the source value of a tensor alias)
 //! [u8; ceil(inputs / 8)]   which inputs were set
@@ -22,7 +23,7 @@ use crate::{Error, ErrorCode, Result};
 
 pub(crate) const NOT_A_KERNEL: u16 = u16::MAX;
 const KERNEL_BYTES: usize = 2;
-const DELEGATE_BYTES: usize = 4;
+const DELEGATE_BYTES: usize = 8;
 const OVERRIDE_BYTES: usize = 12;
 /// Payload of a tensor alias that has not been set yet.
 pub(crate) const UNSET: u64 = u64::MAX;
@@ -317,18 +318,33 @@ impl<'m> State<'m> {
         }
     }
 
-    pub(crate) fn delegate(&self, index: usize) -> u32 {
-        let i = index * DELEGATE_BYTES;
-        self.delegates
-            .get(i..i + DELEGATE_BYTES)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u32::from_le_bytes)
+    /// Delegate `index`'s handle and its backend's index in the load's
+    /// `backends` + 1; `(0, 0)` for an index `Method::load` did not
+    /// initialise (past the plan's delegates).
+    pub(crate) fn delegate(&self, index: usize) -> (u32, u32) {
+        // By chunk, not `index * DELEGATE_BYTES`: the index comes from an
+        // instruction and may be anything.
+        match self.delegates.as_chunks::<DELEGATE_BYTES>().0.get(index) {
+            Some(&[a0, a1, a2, a3, b0, b1, b2, b3]) => (
+                u32::from_le_bytes([a0, a1, a2, a3]),
+                u32::from_le_bytes([b0, b1, b2, b3]),
+            ),
+            None => (0, 0),
+        }
     }
 
-    pub(crate) fn set_delegate(&mut self, index: usize, handle: u32) {
-        let i = index * DELEGATE_BYTES;
-        if let Some(b) = self.delegates.get_mut(i..i + DELEGATE_BYTES) {
-            crate::memory::copy_slice(b, &handle.to_le_bytes());
+    /// Records delegate `index`'s handle and its backend (index in
+    /// `backends`).
+    pub(crate) fn set_delegate(&mut self, index: usize, handle: u32, backend: usize) {
+        if let Some(b) = self
+            .delegates
+            .as_chunks_mut::<DELEGATE_BYTES>()
+            .0
+            .get_mut(index)
+        {
+            let [a0, a1, a2, a3] = handle.to_le_bytes();
+            let [b0, b1, b2, b3] = (backend as u32).wrapping_add(1).to_le_bytes();
+            *b = [a0, a1, a2, a3, b0, b1, b2, b3];
         }
     }
 
@@ -441,7 +457,7 @@ mod tests {
         {
             let state = State::new(&layout, &mut buf[..need]).unwrap();
             assert!((0..5).all(|i| state.kernel(i) == NOT_A_KERNEL));
-            assert!((0..2).all(|i| state.delegate(i) == 0));
+            assert!((0..2).all(|i| state.delegate(i) == (0, 0)));
             assert!((0..9).all(|i| !state.input_set(i)));
             assert_eq!(state.scratch.len(), 2);
         }
@@ -452,5 +468,31 @@ mod tests {
         let e = State::new(&layout, &mut short[..need - 3]).err().unwrap();
         assert_eq!(e.code, ErrorCode::MemoryAllocationFailed);
         assert!(short.iter().all(|&b| b == 0xaa));
+    }
+
+    /// A delegate's handle and backend come back as set; an index past
+    /// the plan's delegates (any `i32` an instruction holds, as `usize`)
+    /// reads `(0, 0)`, which `execute` reports as `InvalidProgram`.
+    #[test]
+    fn delegate_handle_and_backend() {
+        let layout = Layout {
+            delegates: 2,
+            ..Layout::default()
+        };
+        let mut buf = [0xaau8; 16];
+        let mut state = State::new(&layout, &mut buf).unwrap();
+        assert_eq!(state.delegate(1), (0, 0));
+        state.set_delegate(1, 0xdead_beef, 3);
+        state.set_delegate(0, 7, 0);
+        assert_eq!(state.delegate(0), (7, 1));
+        assert_eq!(state.delegate(1), (0xdead_beef, 4));
+        for i in [2, 0x2000_0000, 0x2000_0001, usize::MAX, -1i32 as usize] {
+            assert_eq!(state.delegate(i), (0, 0), "index {i:#x}");
+            state.set_delegate(i, 1, 1);
+        }
+        assert_eq!(
+            buf,
+            [7, 0, 0, 0, 1, 0, 0, 0, 0xef, 0xbe, 0xad, 0xde, 4, 0, 0, 0]
+        );
     }
 }
