@@ -159,6 +159,31 @@ fn indirect(buf: &[u8], pos: usize) -> Result<usize> {
     Ok(target)
 }
 
+/// The position of `part` (a slice of `buf`) in `buf`.
+#[inline(always)]
+fn offset_in(buf: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize)
+}
+
+/// What a field read takes, packed into one argument below 128: the slot
+/// (below 16), log2 of the element or scalar size (1, 2, 4 or 8 bytes) and
+/// whether the field must be present. A constant at every call site of
+/// [`Table::bytes_field`], [`Table::vector_field`] and
+/// [`Table::scalar_word`], set by one 2-byte move on Cortex-M instead of
+/// three arguments, one of them passed on the stack (issue 12: -178 B of
+/// the core without verification for the vector reader alone).
+#[inline(always)]
+pub(crate) const fn key(slot: u16, elem: usize, required: bool) -> u32 {
+    debug_assert!(slot < 16 && elem.is_power_of_two() && elem <= 8);
+    (slot as u32 & 15) | elem.trailing_zeros() << 4 | (required as u32) << 6
+}
+
+/// The slot, element size and required flag of a [`key`].
+#[inline(always)]
+fn unkey(key: u32) -> (u16, usize, bool) {
+    ((key & 15) as u16, 1 << ((key >> 4) & 3), key & 64 != 0)
+}
+
 /// A table: its position (its vtable was checked when it was opened).
 ///
 /// Three words: the vtable's position is found again from the table's
@@ -292,7 +317,7 @@ impl<'a> Table<'a> {
     pub(crate) fn scalar_bits(&self, slot: u16, size: usize, default: u64) -> Result<u64> {
         if size <= 4 {
             return self
-                .scalar_word(slot, size, default as usize)
+                .scalar_word(key(slot, size, false), default as usize)
                 .map(|w| w as u64);
         }
         self.scalar_wide(slot, size, default)
@@ -302,7 +327,7 @@ impl<'a> Table<'a> {
     #[inline(never)]
     fn scalar_wide(&self, slot: u16, size: usize, default: u64) -> Result<u64> {
         // `size` > 4: `scalar_word` gives the field's position.
-        match self.scalar_word(slot, size, 0)? {
+        match self.scalar_word(key(slot, size, false), 0)? {
             0 => Ok(default),
             p => scalar_bits(self.buf, p, size),
         }
@@ -312,7 +337,8 @@ impl<'a> Table<'a> {
     /// most 4), its position (`size` above 4; no field lies at 0) or, when
     /// absent, `default`. The one out-of-line scalar field reader.
     #[inline(never)]
-    pub(crate) fn scalar_word(&self, slot: u16, size: usize, default: usize) -> Result<usize> {
+    pub(crate) fn scalar_word(&self, key: u32, default: usize) -> Result<usize> {
+        let (slot, size, _) = unkey(key);
         match self.field_pos(slot, size)? {
             0 => Ok(default),
             p if size > 4 => Ok(p),
@@ -371,62 +397,74 @@ impl<'a> Table<'a> {
         slot: u16,
         what: &'static str,
     ) -> Result<Vector<'a, T>> {
-        self.vector_field(slot, T::INLINE_SIZE, true, what)
+        self.vector_field(key(slot, T::INLINE_SIZE, true), what)
             .map(Vector::from_raw)
     }
 
     /// A vector field, empty when absent.
     #[inline(always)]
     pub fn vector_or_empty<T: Follow<'a>>(&self, slot: u16) -> Result<Vector<'a, T>> {
-        self.vector_field(slot, T::INLINE_SIZE, false, "")
+        self.vector_field(key(slot, T::INLINE_SIZE, false), "")
             .map(Vector::from_raw)
     }
 
     /// A vector field of `elem`-byte elements, empty when absent.
     #[inline(always)]
     pub(crate) fn raw_vector_or_empty(&self, slot: u16, elem: usize) -> Result<RawVector<'a>> {
-        self.vector_field(slot, elem, false, "")
+        self.vector_field(key(slot, elem, false), "")
     }
 
     /// The one reader behind every vector accessor: the vector field of
-    /// `elem`-byte elements, checked; when absent, empty or (`required`)
-    /// `InvalidProgram` with `what`. (Three stacked readers, each returning
-    /// its view through memory, cost about 100 B on Cortex-M.)
+    /// `elem`-byte elements ([`key`]), checked; when absent, empty or
+    /// (`required`) `InvalidProgram` with `what`. Its elements' bytes come
+    /// from [`Table::bytes_field`], one reader for vectors and strings.
+    /// (Three stacked readers, each returning its view through memory,
+    /// cost about 100 B on Cortex-M.)
     #[inline(never)]
-    fn vector_field(
-        &self,
-        slot: u16,
-        elem: usize,
-        required: bool,
-        what: &'static str,
-    ) -> Result<RawVector<'a>> {
-        match self.reference(slot)? {
-            Some(p) => RawVector::at(self.buf, p, elem),
-            None if required => Err(Error::invalid(what, self.pos)),
-            None => Ok(RawVector::EMPTY),
-        }
+    fn vector_field(&self, key: u32, what: &'static str) -> Result<RawVector<'a>> {
+        let bytes = self.bytes_field(key, what)?;
+        Ok(RawVector {
+            buf: self.buf,
+            start: offset_in(self.buf, bytes),
+            // `elem` is a power of two: `len * elem` bytes, `len` items.
+            len: bytes.len() >> ((key >> 4) & 3),
+        })
     }
 
     /// A string field that must be present (`what` when absent).
     #[inline(always)]
     pub fn required_string(&self, slot: u16, what: &'static str) -> Result<&'a [u8]> {
-        self.string_field(slot, true, what)
+        self.bytes_field(key(slot, 1, true), what)
     }
 
     /// A string field, empty when absent.
     #[inline(always)]
     pub fn string_or_empty(&self, slot: u16) -> Result<&'a [u8]> {
-        self.string_field(slot, false, "")
+        self.bytes_field(key(slot, 1, false), "")
     }
 
-    /// The one reader behind every string accessor (raw bytes, without the
-    /// NUL terminator), as [`Table::vector_field`] is for vectors.
+    /// The bytes of a scalar vector field of `elem`-byte elements that must
+    /// be present (`what` when absent): `required_vector(slot, what)?` as
+    /// one slice, for vectors read in place (sizes, dim orders).
+    #[inline(always)]
+    pub fn required_bytes(&self, slot: u16, elem: usize, what: &'static str) -> Result<&'a [u8]> {
+        self.bytes_field(key(slot, elem, true), what)
+    }
+
+    /// The one reader of vectors and strings: the field's `len * elem` bytes
+    /// after its length word (a string, without its NUL, or a `[ubyte]` is
+    /// `elem` 1), checked; when absent, empty (at position 0) or
+    /// (`required`) `InvalidProgram` with `what`. String accessors and
+    /// scalar vectors read in place take the bytes (a slice is two words, a
+    /// vector's view four); [`Table::vector_field`] makes a view of them.
     #[inline(never)]
-    fn string_field(&self, slot: u16, required: bool, what: &'static str) -> Result<&'a [u8]> {
+    fn bytes_field(&self, key: u32, what: &'static str) -> Result<&'a [u8]> {
+        let (slot, elem, required) = unkey(key);
         match self.reference(slot)? {
-            Some(p) => string_at(self.buf, p),
+            Some(p) => bytes_at_len(self.buf, p, elem),
             None if required => Err(Error::invalid(what, self.pos)),
-            None => Ok(&[]),
+            // Empty at the buffer's start: as a vector, position 0.
+            None => Ok(&self.buf[..0]),
         }
     }
 
@@ -448,15 +486,23 @@ impl<'a> Table<'a> {
     }
 }
 
-/// The string at `pos`: `u32` length, bytes, NUL.
+/// The `len * elem` bytes after the `u32` length `len` at `pos`: a string
+/// (`elem` 1, the NUL after them not included) or a scalar vector's elements.
 #[inline(always)]
-fn string_at(buf: &[u8], pos: usize) -> Result<&[u8]> {
+fn bytes_at_len(buf: &[u8], pos: usize, elem: usize) -> Result<&[u8]> {
     let len = read_u32(buf, pos)? as usize;
     let start = pos + 4;
-    start
-        .checked_add(len)
+    len.checked_mul(elem)
+        .and_then(|n| start.checked_add(n))
         .and_then(|end| buf.get(start..end))
-        .ok_or(Error::invalid("string past end of buffer", pos))
+        .ok_or(Error::invalid(
+            if elem == 1 {
+                "string or byte vector past end of buffer"
+            } else {
+                "vector past end of buffer"
+            },
+            pos,
+        ))
 }
 
 /// A string reached through an offset (element of a vector of strings).
@@ -466,7 +512,7 @@ pub struct Str<'a>(pub &'a [u8]);
 impl<'a> Follow<'a> for Str<'a> {
     const INLINE_SIZE: usize = 4;
     fn follow(buf: &'a [u8], pos: usize) -> Result<Self> {
-        string_at(buf, indirect(buf, pos)?).map(Str)
+        bytes_at_len(buf, indirect(buf, pos)?, 1).map(Str)
     }
 }
 
@@ -488,12 +534,6 @@ pub(crate) struct RawVector<'a> {
 }
 
 impl<'a> RawVector<'a> {
-    const EMPTY: RawVector<'static> = RawVector {
-        buf: &[],
-        start: 0,
-        len: 0,
-    };
-
     #[inline(always)]
     fn at(buf: &'a [u8], pos: usize, elem: usize) -> Result<Self> {
         let len = read_u32(buf, pos)? as usize;

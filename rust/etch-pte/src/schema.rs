@@ -443,6 +443,19 @@ impl<'a> Tensor<'a> {
         self.0
             .required_vector(slot::tensor::SIZES, "Tensor.sizes missing")
     }
+    /// The sizes' bytes (`4 * rank`, little-endian `i32`s), read in place:
+    /// `sizes()?.bytes()` as one slice.
+    #[inline(always)]
+    pub fn sizes_bytes(&self) -> Result<&'a [u8]> {
+        self.0
+            .required_bytes(slot::tensor::SIZES, 4, "Tensor.sizes missing")
+    }
+    /// The dim order's bytes: `dim_order()?.bytes()` as one slice.
+    #[inline(always)]
+    pub fn dim_order_bytes(&self) -> Result<&'a [u8]> {
+        self.0
+            .required_bytes(slot::tensor::DIM_ORDER, 1, "Tensor.dim_order missing")
+    }
     #[inline(always)]
     pub fn dim_order(&self) -> Result<Vector<'a, u8>> {
         self.0
@@ -773,10 +786,9 @@ impl<'a> CompileSpec<'a> {
     }
     #[inline(always)]
     pub fn value(&self) -> Result<&'a [u8]> {
-        Ok(self
-            .0
-            .vector_or_empty::<u8>(slot::compile_spec::VALUE)?
-            .bytes())
+        // A `[ubyte]` vector has a string's layout (u32 length, bytes):
+        // the string reader returns its bytes as one view (issue 12).
+        self.0.string_or_empty(slot::compile_spec::VALUE)
     }
 }
 
@@ -807,7 +819,9 @@ table_view!(
 impl<'a> Buffer<'a> {
     #[inline(always)]
     pub fn storage(&self) -> Result<&'a [u8]> {
-        Ok(self.0.vector_or_empty::<u8>(slot::single::VALUE)?.bytes())
+        // A `[ubyte]` vector has a string's layout (u32 length, bytes):
+        // the string reader returns its bytes as one view (issue 12).
+        self.0.string_or_empty(slot::single::VALUE)
     }
 }
 
@@ -818,7 +832,9 @@ table_view!(
 impl<'a> BackendDelegateInlineData<'a> {
     #[inline(always)]
     pub fn data(&self) -> Result<&'a [u8]> {
-        Ok(self.0.vector_or_empty::<u8>(slot::single::VALUE)?.bytes())
+        // A `[ubyte]` vector has a string's layout (u32 length, bytes):
+        // the string reader returns its bytes as one view (issue 12).
+        self.0.string_or_empty(slot::single::VALUE)
     }
 }
 

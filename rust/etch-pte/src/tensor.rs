@@ -22,20 +22,21 @@ fn mul_u32(n: u64, m: u32) -> Option<u64> {
 
 /// Number of elements, checked: sizes non-negative, rank ≤ 16, no overflow.
 pub fn numel(tensor: &Tensor<'_>) -> Result<u64> {
-    let sizes = tensor.sizes()?;
+    let bytes = tensor.sizes_bytes()?;
+    // Where errors point: the first size, as `Vector::position` says
+    // (computed only in builds whose errors carry `at`).
+    let at = (bytes.as_ptr() as usize).wrapping_sub(tensor.0.buffer().as_ptr() as usize);
+    let (sizes, _) = bytes.as_chunks::<4>();
     if sizes.len() > MAX_RANK {
         return Err(Error::invalid("tensor rank above 16", tensor.position()));
     }
     let mut n: u64 = 1;
-    for s in sizes.iter() {
-        let s = s?;
+    for s in sizes {
+        let s = i32::from_le_bytes(*s);
         if s < 0 {
-            return Err(Error::invalid("negative tensor size", sizes.position()));
+            return Err(Error::invalid("negative tensor size", at));
         }
-        n = mul_u32(n, s as u32).ok_or(Error::invalid(
-            "tensor element count overflows",
-            sizes.position(),
-        ))?;
+        n = mul_u32(n, s as u32).ok_or(Error::invalid("tensor element count overflows", at))?;
     }
     Ok(n)
 }

@@ -27,7 +27,7 @@
 
 use crate::error::{Error, Result};
 use crate::file::PteFile;
-use crate::flatbuffer::{read_u32, read_u64, RawVector, Table, Vector};
+use crate::flatbuffer::{key, read_u32, read_u64, RawVector, Table, Vector};
 use crate::schema::{is_utf8, BackendDelegate, EValue, SubsegmentOffsets, Tensor};
 use crate::tensor;
 use crate::types::{TensorDataLocation, ValueKind};
@@ -468,7 +468,7 @@ impl<'a> Walk<'_, 'a> {
                     };
                     // An 8-byte `SCALAR` is only checked for lying in the
                     // buffer (`scalar_word` returns its position).
-                    let bits = t.scalar_word(slot, size, 0)?;
+                    let bits = t.scalar_word(key(slot, size, false), 0)?;
                     if kind & 0xf == ENUM && bits as u8 >= arg {
                         return Err(invalid(M_ENUM, at));
                     }
@@ -513,7 +513,7 @@ impl<'a> Walk<'_, 'a> {
                 }
                 _ => {
                     // UNION
-                    let tag = t.scalar_word(slot, 1, 0)?;
+                    let tag = t.scalar_word(key(slot, 1, false), 0)?;
                     let child = match UNIONS[(arg & 1) as usize].get(tag) {
                         None | Some(&D_INVALID) => return Err(invalid(M_TAG + arg, at)),
                         Some(&D_NONE) => continue,

@@ -127,8 +127,8 @@ fn check_empty_extent(t: &etch_pte::schema::Tensor<'_>, largest: usize, i: usize
     // Every factor is at least 1, so the product only grows: it may stop at
     // the first prefix above `largest` (and never needs more than `usize`).
     let mut extent = t.scalar_type()?.element_size().unwrap_or(1);
-    for s in t.sizes()?.iter() {
-        extent = match extent.checked_mul(s?.max(1) as usize) {
+    for s in t.sizes_bytes()?.as_chunks::<4>().0 {
+        extent = match extent.checked_mul(i32::from_le_bytes(*s).max(1) as usize) {
             Some(e) if e <= largest => e,
             _ => return Err(implausible),
         };

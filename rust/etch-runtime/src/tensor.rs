@@ -177,8 +177,8 @@ impl<'a> Shape<'a> {
 
     /// The shape of a serialized tensor, borrowed from the program (checked).
     pub fn from_serialized(t: &schema::Tensor<'a>) -> Result<Shape<'a>> {
-        let (sizes, _) = t.sizes()?.bytes().as_chunks::<4>();
-        let dim_order = t.dim_order()?.bytes();
+        let (sizes, _) = t.sizes_bytes()?.as_chunks::<4>();
+        let dim_order = t.dim_order_bytes()?;
         match check(sizes, dim_order) {
             Ok(()) => Ok(Shape { sizes, dim_order }),
             Err(_) => Err(Error::new(
