@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
 use crate::meta::{MethodMeta, TensorInfo};
 use crate::registry::Kernel;
-use crate::state::{Layout, State, NOT_A_KERNEL, UNSET};
+use crate::state::{facts, Cursor, Layout, State, END, NOT_A_KERNEL, UNSET};
 use crate::tensor::{Shape, TensorView};
 use crate::{
     Error, ErrorCode, Result, DEFAULT_INSTRUCTION_LIMIT, MAX_MEMORY_IDS, PLANNED_BUFFER_ALIGNMENT,
@@ -539,81 +539,86 @@ impl<'a, 'm> Method<'a, 'm> {
             ));
         }
         let mut executed: u32 = 0;
-        let mut base: usize = 0; // global index of the chain's first instruction
-        for chain in self.meta.plan.chains()?.iter() {
-            let instructions = chain?.instructions()?;
-            let mut pc = 0usize;
-            while pc < instructions.len() {
-                executed += 1;
-                if executed > self.instruction_limit {
-                    return Err(Error::new(
-                        ErrorCode::InvalidState,
-                        "instruction limit reached",
-                        (base + pc) as u32,
-                    ));
-                }
-                let index = base + pc;
-                let at = |e: Error| e.with_at(index as u32);
-                let mut next = pc + 1;
-                match instructions.get(pc)?.args()? {
-                    InstructionArgs::KernelCall { op_index, args } => {
-                        let k = self.state.kernel(index);
-                        let kernel = (k != NOT_A_KERNEL)
-                            .then(|| self.kernels.get(k as usize))
-                            .flatten()
-                            .ok_or(Error::new(
-                                ErrorCode::OperatorMissing,
-                                "kernel not resolved",
-                                index as u32,
-                            ))?;
-                        observer.before(index as u32, Some(op_index as u32));
-                        let mut ctx = self.context(args, k as usize);
-                        (kernel.run)(&mut ctx).map_err(at)?;
-                        observer.after(index as u32);
-                        observer
-                            .after_values(index as u32, &InstructionValues { method: self, args });
-                    }
-                    InstructionArgs::DelegateCall {
-                        delegate_index,
-                        args,
-                    } => {
-                        // Load initialised every delegate of the plan and
-                        // kept its backend's index + 1: 0 is an index past
-                        // the plan's delegates (as the delegate vector's
-                        // read said before, InvalidProgram).
-                        let (handle, b) = self.state.delegate(delegate_index as usize);
-                        let backend =
-                            (self.backends.get((b as usize).wrapping_sub(1))).ok_or(Error::new(
-                                ErrorCode::InvalidProgram,
-                                "delegate index out of range",
-                                index as u32,
-                            ))?;
-                        observer.before(index as u32, None);
-                        let mut ctx = self.context(args, usize::MAX);
-                        backend.execute(handle, &mut ctx).map_err(at)?;
-                        observer.after(index as u32);
-                        observer
-                            .after_values(index as u32, &InstructionValues { method: self, args });
-                    }
-                    InstructionArgs::MoveCall { move_from, move_to } => {
-                        self.move_value(move_from as usize, move_to as usize)
-                            .map_err(at)?;
-                    }
-                    InstructionArgs::JumpFalseCall {
-                        cond_value_index,
-                        destination_instruction,
-                    } => {
-                        if !self.condition(cond_value_index as usize).map_err(at)? {
-                            next = destination_instruction as usize;
-                        }
-                    }
-                    InstructionArgs::FreeCall { .. } => {
-                        // Data of dynamic-unbound tensors only; etch rejects those at load.
-                    }
-                }
-                pc = next;
+        let mut at = Cursor::default();
+        let mut index = 0usize; // numbered across chains
+        loop {
+            // The instruction, decoded by the walk's own reader: `load` ran
+            // it over every instruction of the plan (`Layout::of`), so for
+            // a loaded method this read cannot fail (the file is immutable).
+            let f = facts(&self.meta.plan, None, index, &mut at)?;
+            if f.op == END {
+                break;
             }
-            base += instructions.len();
+            executed += 1;
+            if executed > self.instruction_limit {
+                return Err(Error::new(
+                    ErrorCode::InvalidState,
+                    "instruction limit reached",
+                    index as u32,
+                ));
+            }
+            let at_index = |e: Error| e.with_at(index as u32);
+            let mut next = index + 1;
+            match f.instr {
+                InstructionArgs::KernelCall { op_index, args } => {
+                    let k = self.state.kernel(index);
+                    let kernel = (k != NOT_A_KERNEL)
+                        .then(|| self.kernels.get(k as usize))
+                        .flatten()
+                        .ok_or(Error::new(
+                            ErrorCode::OperatorMissing,
+                            "kernel not resolved",
+                            index as u32,
+                        ))?;
+                    observer.before(index as u32, Some(op_index as u32));
+                    let mut ctx = self.context(args, k as usize);
+                    (kernel.run)(&mut ctx).map_err(at_index)?;
+                    observer.after(index as u32);
+                    observer.after_values(index as u32, &InstructionValues { method: self, args });
+                }
+                InstructionArgs::DelegateCall {
+                    delegate_index,
+                    args,
+                } => {
+                    // Load initialised every delegate of the plan and
+                    // kept its backend's index + 1: 0 is an index past
+                    // the plan's delegates (as the delegate vector's
+                    // read said before, InvalidProgram).
+                    let (handle, b) = self.state.delegate(delegate_index as usize);
+                    let backend =
+                        (self.backends.get((b as usize).wrapping_sub(1))).ok_or(Error::new(
+                            ErrorCode::InvalidProgram,
+                            "delegate index out of range",
+                            index as u32,
+                        ))?;
+                    observer.before(index as u32, None);
+                    let mut ctx = self.context(args, usize::MAX);
+                    backend.execute(handle, &mut ctx).map_err(at_index)?;
+                    observer.after(index as u32);
+                    observer.after_values(index as u32, &InstructionValues { method: self, args });
+                }
+                InstructionArgs::MoveCall { move_from, move_to } => {
+                    self.move_value(move_from as usize, move_to as usize)
+                        .map_err(at_index)?;
+                }
+                InstructionArgs::JumpFalseCall {
+                    cond_value_index,
+                    destination_instruction,
+                } => {
+                    // A destination past its chain (or negative) ends the
+                    // chain: the next chain's first instruction.
+                    if !self
+                        .condition(cond_value_index as usize)
+                        .map_err(at_index)?
+                    {
+                        next = at.base + (destination_instruction as usize).min(at.len);
+                    }
+                }
+                InstructionArgs::FreeCall { .. } => {
+                    // Data of dynamic-unbound tensors only; etch rejects those at load.
+                }
+            }
+            index = next;
         }
         Ok(())
     }

@@ -16,7 +16,7 @@
 //! little-endian as bytes, so the buffer needs no alignment.
 
 use etch_pte::schema::ExecutionPlan;
-use etch_pte::{InstructionArgs, Value, Vector};
+use etch_pte::{InstructionArgs, Value};
 
 use crate::registry::{self, Kernel};
 use crate::{Error, ErrorCode, Result};
@@ -30,7 +30,7 @@ pub(crate) const UNSET: u64 = u64::MAX;
 /// No operator, no value.
 const NONE: usize = usize::MAX;
 /// Past the last instruction.
-const END: usize = usize::MAX - 1;
+pub(crate) const END: usize = usize::MAX - 1;
 
 /// How many of each state item a plan needs, and what else the walk that
 /// counts them finds.
@@ -52,15 +52,15 @@ pub(crate) fn is_view_op(name: &[u8]) -> bool {
 }
 
 /// What one instruction asks of the state.
-struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// The operator a kernel call calls ([`NONE`] for other instructions;
     /// a real index is below the operator table's length, so never [`NONE`]
     /// or [`END`]).
-    op: usize,
+    pub op: usize,
     /// The index of its kernel in `kernels` ([`NONE`] if missing).
     kernel: usize,
-    /// A kernel call's arguments (empty for other instructions).
-    args: Vector<'a, i32>,
+    /// The instruction (a `FreeCall` past the last one).
+    pub instr: InstructionArgs<'a>,
     /// The value it writes at run time outside tensors' data: a Move
     /// target, a view's output, a kernel's scalar result ([`NONE`] if none),
     /// and that value's initial payload (the serialized scalar, or `UNSET`
@@ -75,26 +75,35 @@ struct Facts<'a> {
 /// chain once: from the first chain every time, a file of many short
 /// chains made the walk quadratic in its size.
 #[derive(Clone, Copy, Default)]
-struct Cursor {
+pub(crate) struct Cursor {
     chain: usize,
-    base: usize,
+    /// Global index of the chain's first instruction.
+    pub base: usize,
+    /// Its number of instructions.
+    pub len: usize,
 }
 
 /// The facts of instruction `i` (numbered across chains), its kernel looked
 /// up in `kernels`; `op` is [`END`] past the last instruction. Out of line:
 /// the walk calls it once per instruction and again when looking back for
-/// duplicates.
+/// duplicates, and `Method::execute` once per instruction it runs.
+///
+/// With `kernels` `None` (`Method::execute`), only the instruction is
+/// decoded (`instr`, and the chain in `at`): no operator, kernel or written
+/// value is looked up. Every read it then makes, the walk at load made for
+/// the same instruction (`Layout::of` calls it for every instruction of the
+/// plan, in order), so for a loaded method it cannot fail.
 #[inline(never)]
-fn facts<'a>(
+pub(crate) fn facts<'a>(
     plan: &ExecutionPlan<'a>,
-    kernels: &[Kernel],
+    kernels: Option<&[Kernel]>,
     i: usize,
     at: &mut Cursor,
 ) -> Result<Facts<'a>> {
     let mut f = Facts {
         op: END,
         kernel: NONE,
-        args: Vector::empty(),
+        instr: InstructionArgs::FreeCall { value_index: 0 },
         target: NONE,
         payload: UNSET,
     };
@@ -111,12 +120,17 @@ fn facts<'a>(
             continue;
         }
         f.op = NONE;
+        at.len = instructions.len();
+        f.instr = instructions.get(k)?.args()?;
+        let Some(kernels) = kernels else {
+            break;
+        };
         let mut view = true;
-        match instructions.get(k)?.args()? {
+        match f.instr {
             InstructionArgs::MoveCall { move_to, .. } => f.target = move_to as usize,
             InstructionArgs::KernelCall { op_index, args } => {
                 let op = plan.operators()?.get(op_index as usize)?;
-                (f.op, f.args) = (op_index as usize, args);
+                f.op = op_index as usize;
                 let name = op.name_bytes()?;
                 let overload = op.overload_bytes()?;
                 f.kernel = registry::find_bytes(kernels, name, overload).unwrap_or(NONE);
@@ -147,7 +161,7 @@ fn facts<'a>(
 fn earlier(plan: &ExecutionPlan<'_>, i: usize, target: bool, key: usize) -> Result<bool> {
     let mut at = Cursor::default();
     for j in 0..i {
-        let f = facts(plan, &[], j, &mut at)?;
+        let f = facts(plan, Some(&[]), j, &mut at)?;
         if (if target { f.target } else { f.op }) == key {
             return Ok(true);
         }
@@ -177,7 +191,7 @@ impl Layout {
         };
         let mut at = Cursor::default();
         loop {
-            let f = facts(plan, kernels, layout.instructions, &mut at)?;
+            let f = facts(plan, Some(kernels), layout.instructions, &mut at)?;
             if f.op == END {
                 break;
             }
@@ -186,8 +200,10 @@ impl Layout {
             if let Some(kernel) = kernels.get(f.kernel) {
                 let bytes = (kernel.scratch as usize).next_multiple_of(8);
                 layout.scratch = layout.scratch.max(bytes);
-                if let Some(fill) = fill.as_mut() {
-                    crate::method::check_schema(&values, f.args, kernel.args, i)?;
+                if let (Some(fill), InstructionArgs::KernelCall { args, .. }) =
+                    (fill.as_mut(), f.instr)
+                {
+                    crate::method::check_schema(&values, args, kernel.args, i)?;
                     fill.set_kernel(i, f.kernel as u16);
                 }
             } else if f.op != NONE && !earlier(plan, i, false, f.op)? {

@@ -269,3 +269,128 @@ fn run_time_values(split: &[&[usize]]) {
         assert_eq!(meta.count_missing_operators(&[]).unwrap(), 2);
     }
 }
+
+/// An instruction of [`jumps`]' programs.
+enum I {
+    /// `test::inc(a) -> b`.
+    Inc(i32, i32),
+    /// JumpFalse on `v3` (false) to `destination`.
+    JumpFalse(i32),
+}
+
+/// v0 = Int 5, v1 = Int 0, v2 = Int 0, v3 = Bool false, the instructions
+/// in the chains given; outputs v2, v1.
+fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
+    let mut fb = Fb::default();
+    let int = |fb: &mut Fb, x: i64| {
+        let t = fb.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
+        fb.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
+    };
+    let v0 = int(&mut fb, 5);
+    let v1 = int(&mut fb, 0);
+    let v2 = int(&mut fb, 0);
+    let b = fb.table(&[(0, F::Bytes(vec![0]))]);
+    let v3 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(b))]);
+    let values = fb.refs(&[v0, v1, v2, v3]);
+    let chain_io = fb.scalars(&[]);
+    let mut chain_refs = Vec::new();
+    for chain in chains {
+        let mut refs = Vec::new();
+        for i in chain.iter() {
+            refs.push(match *i {
+                I::Inc(a, b) => {
+                    let args = fb.scalars(&i32s(&[a, b]));
+                    let call = fb.table(&[(0, F::Bytes(vec![0; 4])), (1, F::Ref(args))]);
+                    fb.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
+                }
+                I::JumpFalse(d) => {
+                    let jf = fb.table(&[
+                        (0, F::Bytes(3i32.to_le_bytes().to_vec())),
+                        (1, F::Bytes(d.to_le_bytes().to_vec())),
+                    ]);
+                    fb.table(&[(0, F::Bytes(vec![4])), (1, F::Ref(jf))])
+                }
+            });
+        }
+        let instructions = fb.refs(&refs);
+        chain_refs.push(fb.table(&[
+            (0, F::Ref(chain_io)),
+            (1, F::Ref(chain_io)),
+            (2, F::Ref(instructions)),
+        ]));
+    }
+    let chains = fb.refs(&chain_refs);
+    let (n, o) = (fb.string("test::inc"), fb.string(""));
+    let inc = fb.table(&[(0, F::Ref(n)), (1, F::Ref(o))]);
+    let operators = fb.refs(&[inc]);
+    let inputs = fb.scalars(&[]);
+    let outputs = fb.scalars(&i32s(&[2, 1]));
+    let sizes = fb.scalars(&[0i64.to_le_bytes().to_vec()]);
+    let name = fb.string("forward");
+    let plan = fb.table(&[
+        (0, F::Ref(name)),
+        (2, F::Ref(values)),
+        (3, F::Ref(inputs)),
+        (4, F::Ref(outputs)),
+        (5, F::Ref(chains)),
+        (6, F::Ref(operators)),
+        (8, F::Ref(sizes)),
+    ]);
+    let plans = fb.refs(&[plan]);
+    let root = fb.table(&[
+        (0, F::Bytes(0u32.to_le_bytes().to_vec())),
+        (1, F::Ref(plans)),
+    ]);
+    let len = fb.0.len() + 8;
+    (fb.finish(root), len)
+}
+
+/// A JumpFalse destination is an index in its own chain; one past the
+/// chain's end (or negative) ends the chain, and the next chain runs
+/// (`Verification::Minimal`: the verifier rejects such a destination).
+#[test]
+fn jump_destinations_are_chain_local() {
+    use I::*;
+    let cases: [(&[&[I]], [i64; 2]); 5] = [
+        // Past the end of chain 0: chain 1 still runs (v1 = v2 + 1 = 1).
+        (&[&[JumpFalse(7), Inc(0, 2)], &[Inc(2, 1)]], [0, 1]),
+        (&[&[JumpFalse(2), Inc(0, 2)], &[Inc(2, 1)]], [0, 1]),
+        (&[&[JumpFalse(-1), Inc(0, 2)], &[Inc(2, 1)]], [0, 1]),
+        // Inside chain 1: its own instruction 2, not the plan's third one
+        // (which would set v2 = 2 first and give v1 = 3).
+        (
+            &[&[Inc(1, 2)], &[JumpFalse(2), Inc(2, 2), Inc(2, 1)]],
+            [1, 2],
+        ),
+        // Past the plan's last instruction: the run ends.
+        (&[&[Inc(0, 2)], &[JumpFalse(1)]], [6, 0]),
+    ];
+    for (chains, expected) in cases {
+        let (words, len) = jumps(chains);
+        let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
+        let in_range = chains.iter().all(|c| {
+            c.iter()
+                .all(|i| !matches!(*i, JumpFalse(d) if d < 0 || d as usize >= c.len()))
+        });
+        for verification in [Verification::Minimal, Verification::InternalConsistency] {
+            let program = Program::from_bytes(bytes, verification);
+            if !in_range && verification == Verification::InternalConsistency {
+                let e = program.err().unwrap();
+                assert_eq!(e.code, ErrorCode::InvalidProgram);
+                continue;
+            }
+            let meta = program.unwrap().method_meta("forward").unwrap();
+            let mut state = vec![0u8; meta.method_state_bytes(&KERNELS).unwrap()];
+            let mut planned: [&mut [u8]; 0] = [];
+            let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
+            method.execute().unwrap();
+            let ints: Vec<i64> = (0..2)
+                .map(|i| match method.output(i).unwrap() {
+                    Output::Int(x) => x,
+                    o => panic!("output {i}: {o:?}"),
+                })
+                .collect();
+            assert_eq!(ints, expected, "{verification:?}");
+        }
+    }
+}
