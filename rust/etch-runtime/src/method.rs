@@ -530,8 +530,7 @@ impl<'a, 'm> Method<'a, 'm> {
     /// Runs the method once, calling `observer` around each instruction.
     /// Errors carry the failing instruction's index in `at`.
     pub fn execute_observed<O: ExecutionObserver>(&mut self, observer: &mut O) -> Result<()> {
-        let inputs = self.meta.plan.inputs()?.len();
-        if let Some(i) = (0..inputs).find(|&i| !self.state.input_set(i)) {
+        if let Some(i) = self.state.first_unset_input() {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 "input not set",

@@ -7,7 +7,8 @@
 //!                          in `backends` + 1 (0: not initialised)
 //! [(u32, u64); overrides]  values written at run time: value index, payload
 //!                          (scalar bits, or the source value of a tensor alias)
-//! [u8; ceil(inputs / 8)]   which inputs were set
+//! [u8; ceil(inputs / 8)]   which inputs were set (the last byte's bits past
+//!                          the inputs start set: all set = every byte 0xFF)
 //! [u8; scratch + 7]        kernel scratch: the largest `Kernel::scratch` of
 //!                          the kernels the method calls, 8-byte aligned inside
 //! ```
@@ -303,6 +304,12 @@ impl<'m> State<'m> {
         let delegates = split(&mut rest, layout.delegates * DELEGATE_BYTES);
         let overrides = split(&mut rest, layout.overrides * OVERRIDE_BYTES);
         let inputs_set = split(&mut rest, layout.inputs.div_ceil(8));
+        // The bits past the last input count as set, so "every input set"
+        // is "every byte 0xFF" (`first_unset_input`): `execute` need not
+        // read the number of inputs from the plan.
+        if let Some(last) = inputs_set.last_mut() {
+            *last = (0xff00u32 >> (layout.inputs.wrapping_neg() % 8)) as u8;
+        }
         // The caller's buffer has any alignment: skip to the next word.
         let (_, words, _) = bytemuck::pod_align_to_mut::<u8, u64>(rest);
         let scratch = words.get_mut(..layout.scratch / 8).unwrap_or(&mut []);
@@ -377,10 +384,10 @@ impl<'m> State<'m> {
         (OverridesMut(self.overrides), self.scratch)
     }
 
-    pub(crate) fn input_set(&self, i: usize) -> bool {
-        self.inputs_set
-            .get(i / 8)
-            .is_some_and(|b| b & (1 << (i % 8)) != 0)
+    /// The first input not set yet, if any.
+    pub(crate) fn first_unset_input(&self) -> Option<usize> {
+        let (k, b) = (self.inputs_set.iter().enumerate()).find(|(_, &b)| b != u8::MAX)?;
+        Some(k * 8 + b.trailing_ones() as usize)
     }
 
     pub(crate) fn set_input_set(&mut self, i: usize) {
@@ -456,7 +463,8 @@ mod tests {
     use super::*;
 
     /// `State::new` zeroes exactly the parts before the scratch, whatever
-    /// the buffer held: no kernel, no delegate handle, no input set.
+    /// the buffer held: no kernel, no delegate handle, no input set (the
+    /// input flags' bits past the last input are set).
     #[test]
     fn new_zeroes_the_parts_before_the_scratch() {
         let layout = Layout {
@@ -474,10 +482,11 @@ mod tests {
             let state = State::new(&layout, &mut buf[..need]).unwrap();
             assert!((0..5).all(|i| state.kernel(i) == NOT_A_KERNEL));
             assert!((0..2).all(|i| state.delegate(i) == (0, 0)));
-            assert!((0..9).all(|i| !state.input_set(i)));
+            assert_eq!(state.first_unset_input(), Some(0));
             assert_eq!(state.scratch.len(), 2);
         }
-        assert!(buf[..head].iter().all(|&b| b == 0));
+        assert!(buf[..head - 1].iter().all(|&b| b == 0));
+        assert_eq!(buf[head - 1], 0xfe);
         assert!(buf[head..].iter().all(|&b| b == 0xaa));
         // Too small: the shortfall, nothing written.
         let mut short = [0xaau8; 128];
@@ -510,5 +519,41 @@ mod tests {
             buf,
             [7, 0, 0, 0, 1, 0, 0, 0, 0xef, 0xbe, 0xad, 0xde, 4, 0, 0, 0]
         );
+    }
+
+    /// Inputs are reported unset in order until every one is set, for
+    /// counts on and off a byte boundary (none: nothing to set).
+    #[test]
+    fn first_unset_input() {
+        for n in [0, 1, 7, 8, 9, 16, 17] {
+            let layout = Layout {
+                inputs: n,
+                ..Layout::default()
+            };
+            let mut buf = [0xaau8; 3];
+            let mut state = State::new(&layout, &mut buf).unwrap();
+            for i in 0..n {
+                assert_eq!(state.first_unset_input(), Some(i), "{n} inputs");
+                state.set_input_set(i);
+            }
+            assert_eq!(state.first_unset_input(), None, "{n} inputs");
+            // Setting one again, or one past the inputs, changes nothing.
+            state.set_input_set(0);
+            state.set_input_set(n);
+            assert_eq!(state.first_unset_input(), None, "{n} inputs");
+            let set = &buf[..n.div_ceil(8)];
+            assert!(set.iter().all(|&b| b == 0xff), "{n} inputs");
+        }
+        // Out of order: the lowest unset one.
+        let layout = Layout {
+            inputs: 11,
+            ..Layout::default()
+        };
+        let mut buf = [0u8; 2];
+        let mut state = State::new(&layout, &mut buf).unwrap();
+        for i in [10, 3, 0, 1, 2] {
+            state.set_input_set(i);
+        }
+        assert_eq!(state.first_unset_input(), Some(4));
     }
 }
