@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
 use crate::meta::{MethodMeta, TensorInfo};
 use crate::registry::Kernel;
-use crate::state::{facts, Cursor, Layout, State, END, NOT_A_KERNEL, UNSET};
+use crate::state::{facts, Cursor, Layout, State, END, UNSET};
 use crate::tensor::{Shape, TensorView};
 use crate::{
     Error, ErrorCode, Result, DEFAULT_INSTRUCTION_LIMIT, MAX_MEMORY_IDS, PLANNED_BUFFER_ALIGNMENT,
@@ -561,16 +561,13 @@ impl<'a, 'm> Method<'a, 'm> {
             match f.instr {
                 InstructionArgs::KernelCall { op_index, args } => {
                     let k = self.state.kernel(index);
-                    let kernel = (k != NOT_A_KERNEL)
-                        .then(|| self.kernels.get(k as usize))
-                        .flatten()
-                        .ok_or(Error::new(
-                            ErrorCode::OperatorMissing,
-                            "kernel not resolved",
-                            index as u32,
-                        ))?;
+                    let kernel = self.kernels.get(k).ok_or(Error::new(
+                        ErrorCode::OperatorMissing,
+                        "kernel not resolved",
+                        index as u32,
+                    ))?;
                     observer.before(index as u32, Some(op_index as u32));
-                    let mut ctx = self.context(args, k as usize);
+                    let mut ctx = self.context(args, k);
                     (kernel.run)(&mut ctx).map_err(at_index)?;
                     observer.after(index as u32);
                     observer.after_values(index as u32, &InstructionValues { method: self, args });

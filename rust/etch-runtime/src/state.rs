@@ -22,7 +22,6 @@ use etch_pte::{InstructionArgs, Value};
 use crate::registry::{self, Kernel};
 use crate::{Error, ErrorCode, Result};
 
-pub(crate) const NOT_A_KERNEL: u16 = u16::MAX;
 const KERNEL_BYTES: usize = 2;
 const DELEGATE_BYTES: usize = 8;
 const OVERRIDE_BYTES: usize = 12;
@@ -248,7 +247,7 @@ pub(crate) struct Fill<'s> {
 }
 
 impl Fill<'_> {
-    /// `kernel` must be below [`NOT_A_KERNEL`].
+    /// `kernel` must be below `u16::MAX`.
     fn set_kernel(&mut self, instruction: usize, kernel: u16) {
         let b = self.kernels.get_mut(instruction * KERNEL_BYTES..);
         if let Some(b) = b.and_then(|b| b.first_chunk_mut::<KERNEL_BYTES>()) {
@@ -322,14 +321,15 @@ impl<'m> State<'m> {
         })
     }
 
-    /// The kernel index of `instruction`, [`NOT_A_KERNEL`] when none was set
-    /// (stored as index + 1, so a zeroed state means "no kernel").
-    pub(crate) fn kernel(&self, instruction: usize) -> u16 {
+    /// The kernel index of `instruction`, `usize::MAX` (no kernel's) when
+    /// none was set (stored as index + 1, so a zeroed state means "no
+    /// kernel").
+    pub(crate) fn kernel(&self, instruction: usize) -> usize {
         let i = instruction * KERNEL_BYTES;
         self.kernels
             .get(i..i + KERNEL_BYTES)
             .and_then(|b| b.try_into().ok())
-            .map_or(0, u16::from_le_bytes)
+            .map_or(0, |b| u16::from_le_bytes(b) as usize)
             .wrapping_sub(1)
     }
 
@@ -480,7 +480,7 @@ mod tests {
         let need = layout.bytes();
         {
             let state = State::new(&layout, &mut buf[..need]).unwrap();
-            assert!((0..5).all(|i| state.kernel(i) == NOT_A_KERNEL));
+            assert!((0..5).all(|i| state.kernel(i) == usize::MAX));
             assert!((0..2).all(|i| state.delegate(i) == (0, 0)));
             assert_eq!(state.first_unset_input(), Some(0));
             assert_eq!(state.scratch.len(), 2);
