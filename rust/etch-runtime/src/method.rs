@@ -177,26 +177,52 @@ fn check_tensor(
     if nbytes == 0 {
         check_empty_extent(t, largest, i)?;
     }
-    let data_buffer_idx = t.data_buffer_idx()?;
-    if let Some(a) = t.allocation_info()? {
-        if planned_bytes(planned, &a, nbytes).is_none() {
-            return Err(Error::new(
-                ErrorCode::InvalidProgram,
-                "planned tensor outside its buffer",
-                i as u32,
-            ));
-        }
-        if data_buffer_idx != 0 {
-            return Err(Error::new(
-                ErrorCode::NotSupported,
-                "mutable planned tensor with initial data",
-                i as u32,
-            ));
-        }
-    } else if data_buffer_idx != 0 {
-        file.constant_data(data_buffer_idx, nbytes)?;
+    match tensor_data(planned, file, t, nbytes, i as u32) {
+        // No data (neither planned nor constant) is not an error at load;
+        // nothing else gives InvalidState (etch-pte never does).
+        Err(e) if e.code == ErrorCode::InvalidState => Ok(()),
+        r => r.map(|_| ()),
     }
-    Ok(())
+}
+
+/// The first `nbytes` of tensor `t`'s data (for an output that is a view,
+/// `t` is the tensor it aliases): its planned bytes or its constant data. `InvalidState` when it has neither (not an error at
+/// load, where `check_tensor` calls it for every tensor value), `NotSupported`
+/// for a planned tensor with initial data, `InvalidProgram` for planned
+/// bytes outside their buffer; errors carry `i`. One copy for load's check
+/// and for reading outputs.
+#[inline(never)]
+fn tensor_data<'p>(
+    planned: &'p [&mut [u8]],
+    file: &etch_pte::PteFile<'p>,
+    t: &etch_pte::schema::Tensor<'_>,
+    nbytes: usize,
+    i: u32,
+) -> Result<&'p [u8]> {
+    let data_buffer_idx = t.data_buffer_idx()?;
+    match t.allocation_info()? {
+        Some(a) => {
+            let Some(bytes) = planned_bytes(planned, &a, nbytes) else {
+                return Err(Error::new(
+                    ErrorCode::InvalidProgram,
+                    "planned tensor outside its buffer",
+                    i,
+                ));
+            };
+            if data_buffer_idx != 0 {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    "mutable planned tensor with initial data",
+                    i,
+                ));
+            }
+            Ok(bytes)
+        }
+        None if data_buffer_idx == 0 => {
+            Err(Error::new(ErrorCode::InvalidState, "tensor has no data", i))
+        }
+        None => file.constant_data(data_buffer_idx, nbytes),
+    }
 }
 
 /// Value `v` of the method's value table, decoded: one copy of the lookup
@@ -495,23 +521,7 @@ impl<'a, 'm> Method<'a, 'm> {
                     None => t,
                 };
                 let nbytes = etch_pte::tensor::nbytes(&t)?;
-                let data = match source.allocation_info()? {
-                    Some(a) => planned_bytes(self.planned, &a, nbytes).ok_or(Error::new(
-                        ErrorCode::InvalidProgram,
-                        "output outside its buffer",
-                        i,
-                    ))?,
-                    None => match source.data_buffer_idx()? {
-                        0 => {
-                            return Err(Error::new(
-                                ErrorCode::InvalidState,
-                                "output has no data",
-                                i,
-                            ))
-                        }
-                        idx => self.meta.constant_data(idx, nbytes)?,
-                    },
-                };
+                let data = tensor_data(self.planned, &self.meta.file(), &source, nbytes, i)?;
                 Output::Tensor(TensorView {
                     dtype: t.scalar_type()?,
                     shape: Shape::from_serialized(&t)?,
