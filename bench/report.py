@@ -195,7 +195,7 @@ LIMITS = {
          "instructions (guard: 4,809,311 measured + 0.5 %; issue 14 target 5.0 M)"),
         ("flash_core_bytes", 14_856, 12_288, "core flash, bench firmware (14,782 at h-read on eadc762 + 0.5 %)"),
         ("flash_kernels_bytes", 16_134, 16_384, "DS-CNN kernels flash with dsp (16,054 + 0.5 %)"),
-        ("inference_stack_bytes", 2_048, 2_048, "stack of one inference (2,016 measured; the guard is issue 12's target)"),
+        ("inference_stack_bytes", 1_906, 2_048, "stack of one inference (1,896 measured + 0.5 %: one array of call pieces)"),
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured
@@ -206,8 +206,8 @@ LIMITS = {
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
         # Guarded against regressions, not yet at 2 KiB (why the Helium build
         # needs 632 B more than the M4F's is not analysed).
-        ("inference_stack_bytes", 2_680, 2_048,
-         "stack of one inference (2,640 measured at 2c63df4 + 1.5 %)"),
+        ("inference_stack_bytes", 2_573, 2_048,
+         "stack of one inference (2,560 measured + 0.5 %)"),
     ],
 }
 

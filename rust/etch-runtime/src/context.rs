@@ -434,13 +434,12 @@ impl<'c, 'a> KernelContext<'c, 'a> {
                 data: pieces.take(memory, offset, r.nbytes)?,
             };
         }
-        let frozen = pieces.freeze();
         for (view, v) in in_views.iter_mut().zip(inputs.iter()) {
             let Some(v) = *v else { continue };
             let r = resolve_tensor(meta, values, overrides, v)?;
             let data = match r.loc {
                 Loc::Constant(d) => d,
-                Loc::Planned { memory, offset } => frozen.get(memory, offset, r.nbytes)?,
+                Loc::Planned { memory, offset } => pieces.get(memory, offset, r.nbytes)?,
             };
             *view = Some(TensorView {
                 dtype: r.dtype,

@@ -20,18 +20,55 @@ use crate::{Error, ErrorCode, Result, MAX_MEMORY_IDS};
 pub const MAX_OUTPUTS: usize = 4;
 /// Each take removes one piece and puts back at most two (before and after
 /// it), so `MAX_OUTPUTS` takes from `MAX_MEMORY_IDS` buffers leave at most
-/// this many pieces (12: the arrays sit in every kernel call's frame).
+/// this many pieces (12 of 16 bytes on 32-bit targets: the array sits in
+/// every kernel call's frame).
 const CAP: usize = MAX_MEMORY_IDS + MAX_OUTPUTS;
 
-struct Piece<'m> {
-    memory: usize,
-    start: usize,
-    data: &'m mut [u8],
+/// One piece of a planned buffer: `len` bytes from `start` of buffer
+/// `memory`, still free to take for writing or already read-only. One array
+/// of these serves both phases of a call (the inputs turn a free piece
+/// read-only in place), so the call's frame holds 12 pieces, not a writable
+/// and a read-only copy of them (issue 12). The buffer index is a byte
+/// (`fill` numbers at most `CAP` buffers), so tag, index and start share
+/// two words with the slice.
+enum Piece<'m> {
+    Free {
+        memory: u8,
+        start: usize,
+        data: &'m mut [u8],
+    },
+    Read {
+        memory: u8,
+        start: usize,
+        data: &'m [u8],
+    },
+    Empty,
 }
 
-/// Pieces of the planned buffers still free to hand out.
+impl Piece<'_> {
+    /// Whether this piece of buffer `memory` holds bytes `offset..end`.
+    fn holds(&self, memory: usize, offset: usize, end: usize) -> bool {
+        let (m, start, len) = match self {
+            Piece::Empty => return false,
+            Piece::Free {
+                memory,
+                start,
+                data,
+            } => (*memory, *start, data.len()),
+            Piece::Read {
+                memory,
+                start,
+                data,
+            } => (*memory, *start, data.len()),
+        };
+        usize::from(m) == memory && start <= offset && end <= start + len
+    }
+}
+
+/// Pieces of the planned buffers: free ones are handed out for writing
+/// ([`Pieces::take`]), then what is left is read ([`Pieces::get`]).
 pub(crate) struct Pieces<'m> {
-    items: [Option<Piece<'m>>; CAP],
+    items: [Piece<'m>; CAP],
 }
 
 fn overlap() -> Error {
@@ -46,32 +83,30 @@ impl<'m> Pieces<'m> {
     /// No pieces yet; [`Pieces::fill`] hands out the buffers.
     pub(crate) const fn empty() -> Self {
         Pieces {
-            items: [const { None }; CAP],
+            items: [const { Piece::Empty }; CAP],
         }
     }
 
     /// Fills pieces made with [`Pieces::empty`] in place, one per buffer:
-    /// a constructor returning the 192 B array by value copied it with
-    /// `memcpy`, which linked memcpy into every firmware (issue 12).
+    /// a constructor returning the array by value copied it with `memcpy`,
+    /// which linked memcpy into every firmware (issue 12).
     pub(crate) fn fill(&mut self, planned: &'m mut [&mut [u8]]) {
         for (memory, (slot, buf)) in self.items.iter_mut().zip(planned.iter_mut()).enumerate() {
-            *slot = Some(Piece {
-                memory,
+            *slot = Piece::Free {
+                // At most CAP (12) slots: the index fits a byte.
+                memory: memory as u8,
                 start: 0,
                 data: buf,
-            });
+            };
         }
     }
 
     fn find(&self, memory: usize, offset: usize, end: usize) -> Option<usize> {
-        self.items.iter().position(|p| {
-            p.as_ref().is_some_and(|p| {
-                p.memory == memory && p.start <= offset && end <= p.start + p.data.len()
-            })
-        })
+        self.items.iter().position(|p| p.holds(memory, offset, end))
     }
 
-    /// Takes `len` bytes at `offset` of buffer `memory` for writing.
+    /// Takes `len` bytes at `offset` of buffer `memory` for writing: only
+    /// from a free piece (never from bytes an input has read).
     pub(crate) fn take(
         &mut self,
         memory: usize,
@@ -83,26 +118,29 @@ impl<'m> Pieces<'m> {
         }
         let end = offset.checked_add(len).ok_or_else(overlap)?;
         let i = self.find(memory, offset, end).ok_or_else(overlap)?;
-        let piece = self
-            .items
-            .get_mut(i)
-            .and_then(Option::take)
-            .ok_or_else(overlap)?;
-        let (before, rest) = piece
-            .data
-            .split_at_mut_checked(offset - piece.start)
+        let slot = self.items.get_mut(i).ok_or_else(overlap)?;
+        let Piece::Free {
+            memory: m,
+            start,
+            data,
+        } = core::mem::replace(slot, Piece::Empty)
+        else {
+            return Err(overlap());
+        };
+        let (before, rest) = data
+            .split_at_mut_checked(offset - start)
             .ok_or_else(overlap)?;
         let (mid, after) = rest.split_at_mut_checked(len).ok_or_else(overlap)?;
         if !before.is_empty() {
-            self.put(Piece {
-                memory,
-                start: piece.start,
+            self.put(Piece::Free {
+                memory: m,
+                start,
                 data: before,
             })?;
         }
         if !after.is_empty() {
-            self.put(Piece {
-                memory,
+            self.put(Piece::Free {
+                memory: m,
                 start: end,
                 data: after,
             })?;
@@ -114,21 +152,43 @@ impl<'m> Pieces<'m> {
         let slot = self
             .items
             .iter_mut()
-            .find(|p| p.is_none())
+            .find(|p| matches!(p, Piece::Empty))
             .ok_or(Error::new(
                 ErrorCode::NotSupported,
                 "too many writable tensors in one call",
                 0,
             ))?;
-        *slot = Some(piece);
+        *slot = piece;
         Ok(())
     }
 
-    /// Ends the writable phase; what is left can be read.
-    pub(crate) fn freeze(self) -> Frozen<'m> {
-        Frozen {
-            items: self.items.map(|p| p.map(|p| (p.memory, p.start, &*p.data))),
+    /// `len` bytes at `offset` of buffer `memory`, read-only, if not taken
+    /// for writing. The piece holding them becomes read-only for good: a
+    /// later [`Pieces::take`] of its bytes fails, so take every output
+    /// before the first input.
+    pub(crate) fn get(&mut self, memory: usize, offset: usize, len: usize) -> Result<&'m [u8]> {
+        if len == 0 {
+            return Ok(&[]);
         }
+        let end = offset.checked_add(len).ok_or_else(overlap)?;
+        let i = self.find(memory, offset, end).ok_or_else(overlap)?;
+        let slot = self.items.get_mut(i).ok_or_else(overlap)?;
+        *slot = match core::mem::replace(slot, Piece::Empty) {
+            Piece::Free {
+                memory: m,
+                start,
+                data,
+            } => Piece::Read {
+                memory: m,
+                start,
+                data,
+            },
+            other => other,
+        };
+        let Piece::Read { start, data, .. } = *slot else {
+            return Err(overlap());
+        };
+        data.get(offset - start..end - start).ok_or_else(overlap)
     }
 }
 
@@ -142,27 +202,6 @@ pub fn copy_slice<T: Copy>(dst: &mut [T], src: &[T]) -> bool {
         *d = *s;
     }
     true
-}
-
-/// Read-only pieces left after the writable tensors were taken.
-pub(crate) struct Frozen<'m> {
-    items: [Option<(usize, usize, &'m [u8])>; CAP],
-}
-
-impl<'m> Frozen<'m> {
-    /// `len` bytes at `offset` of buffer `memory`, if not taken for writing.
-    pub(crate) fn get(&self, memory: usize, offset: usize, len: usize) -> Result<&'m [u8]> {
-        if len == 0 {
-            return Ok(&[]);
-        }
-        let end = offset.checked_add(len).ok_or_else(overlap)?;
-        self.items
-            .iter()
-            .flatten()
-            .find(|(m, start, data)| *m == memory && *start <= offset && end <= start + data.len())
-            .and_then(|(_, start, data)| data.get(offset - start..end - start))
-            .ok_or_else(overlap)
-    }
 }
 
 #[cfg(test)]
@@ -179,14 +218,45 @@ mod tests {
         let out = pieces.take(0, 16, 16).unwrap();
         out.fill(7);
         assert!(pieces.take(0, 24, 4).is_err(), "overlapping outputs");
+        assert!(pieces.take(0, 60, 8).is_err(), "output past the buffer");
         let scratch = pieces.take(0, 48, 8).unwrap();
         scratch.fill(9);
-        let frozen = pieces.freeze();
-        assert!(frozen.get(0, 0, 16).is_ok());
-        assert!(frozen.get(0, 8, 16).is_err(), "input overlaps output");
-        assert_eq!(frozen.get(0, 32, 16).unwrap().len(), 16);
-        assert!(frozen.get(1, 0, 16).is_ok());
-        assert!(frozen.get(1, 8, 16).is_err(), "outside buffer");
-        assert!(frozen.get(2, 0, 1).is_err(), "no such buffer");
+        assert_eq!(pieces.get(0, 0, 16).unwrap(), &[0u8; 16]);
+        assert!(pieces.get(0, 8, 16).is_err(), "input overlaps output");
+        assert_eq!(pieces.get(0, 32, 16).unwrap(), &[0u8; 16]);
+        assert_eq!(pieces.get(0, 36, 4).unwrap().len(), 4, "read twice");
+        assert_eq!(pieces.get(0, 56, 8).unwrap().len(), 8);
+        assert!(pieces.get(0, 40, 16).is_err(), "input overlaps scratch");
+        assert!(pieces.get(1, 0, 16).is_ok());
+        assert!(pieces.get(1, 8, 16).is_err(), "outside buffer");
+        assert!(pieces.get(2, 0, 1).is_err(), "no such buffer");
+        assert!(pieces.take(0, 0, 4).is_err(), "output over read bytes");
+        assert!(pieces.take(1, 0, 4).is_err(), "output over read buffer");
+        assert_eq!(pieces.get(0, 0, 0).unwrap().len(), 0);
+        assert_eq!(out, &[7u8; 16]);
+        assert_eq!(scratch, &[9u8; 8]);
+    }
+
+    #[test]
+    fn a_piece_is_two_words_and_a_slice() {
+        // Tag, buffer index and start in two words, then the slice: the
+        // call's 12 pieces are 192 B on 32-bit targets, 384 B on 64-bit.
+        assert_eq!(
+            core::mem::size_of::<Piece<'_>>(),
+            2 * core::mem::size_of::<usize>() + core::mem::size_of::<&[u8]>()
+        );
+    }
+
+    #[test]
+    fn too_many_pieces_is_an_error() {
+        let mut a = [0u8; 64];
+        let mut planned: [&mut [u8]; 1] = [&mut a];
+        let mut pieces = Pieces::empty();
+        pieces.fill(&mut planned);
+        // Each take from the middle leaves two pieces: 1 + 11 of 12 slots.
+        for k in 0..11 {
+            assert_eq!(pieces.take(0, 62 - 4 * k, 1).unwrap().len(), 1, "take {k}");
+        }
+        assert!(pieces.take(0, 10, 1).is_err(), "13th piece");
     }
 }
