@@ -678,7 +678,10 @@ impl<'a, 'm> Method<'a, 'm> {
                 to as u32,
             ));
         }
-        self.state.overrides_mut().set(to, payload)
+        // Load's walk gave every Move target a slot (`facts`: the target
+        // of a MoveCall is kept whatever its kind), so this cannot miss.
+        self.state.overrides_mut().put(to, payload);
+        Ok(())
     }
 
     /// A JumpFalse condition: a Bool, or every byte of a bool tensor (read

@@ -443,6 +443,14 @@ impl OverridesMut<'_> {
         Ok(())
     }
 
+    /// Sets the payload of value `v`'s slot; nothing if it has none. For
+    /// a Move target: the walk at load gave every one a slot.
+    pub(crate) fn put(&mut self, v: usize, payload: u64) {
+        if let Some(slot) = slot_of(self.0, v) {
+            self.write(slot, v as u32, payload);
+        }
+    }
+
     /// Writes the slot at byte offset `at`.
     fn write(&mut self, at: usize, value: u32, payload: u64) {
         let b = self
