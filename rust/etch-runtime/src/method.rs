@@ -145,7 +145,7 @@ fn check_empty_extent(t: &etch_pte::schema::Tensor<'_>, largest: usize, i: usize
 /// `Verification::Minimal`).
 fn check_tensor(
     t: &etch_pte::schema::Tensor<'_>,
-    file: &etch_pte::PteFile<'_>,
+    meta: &MethodMeta<'_>,
     planned: &[&mut [u8]],
     largest: usize,
     i: usize,
@@ -177,7 +177,7 @@ fn check_tensor(
     if nbytes == 0 {
         check_empty_extent(t, largest, i)?;
     }
-    match tensor_data(planned, file, t, nbytes, i as u32) {
+    match tensor_data(planned, meta, t, nbytes, i as u32) {
         // No data (neither planned nor constant) is not an error at load;
         // nothing else gives InvalidState (etch-pte never does).
         Err(e) if e.code == ErrorCode::InvalidState => Ok(()),
@@ -194,7 +194,7 @@ fn check_tensor(
 #[inline(never)]
 fn tensor_data<'p>(
     planned: &'p [&mut [u8]],
-    file: &etch_pte::PteFile<'p>,
+    meta: &MethodMeta<'p>,
     t: &etch_pte::schema::Tensor<'_>,
     nbytes: usize,
     i: u32,
@@ -221,7 +221,7 @@ fn tensor_data<'p>(
         None if data_buffer_idx == 0 => {
             Err(Error::new(ErrorCode::InvalidState, "tensor has no data", i))
         }
-        None => file.constant_data(data_buffer_idx, nbytes),
+        None => meta.constant_data(data_buffer_idx, nbytes),
     }
 }
 
@@ -328,7 +328,7 @@ impl<'a, 'm> Method<'a, 'm> {
             let Value::Tensor(t) = value_of(&values, i)? else {
                 continue;
             };
-            check_tensor(&t, &file, planned, largest, i)?;
+            check_tensor(&t, meta, planned, largest, i)?;
         }
 
         let mut state = State::new(&layout, state)?;
@@ -521,7 +521,7 @@ impl<'a, 'm> Method<'a, 'm> {
                     None => t,
                 };
                 let nbytes = etch_pte::tensor::nbytes(&t)?;
-                let data = tensor_data(self.planned, &self.meta.file(), &source, nbytes, i)?;
+                let data = tensor_data(self.planned, &self.meta, &source, nbytes, i)?;
                 Output::Tensor(TensorView {
                     dtype: t.scalar_type()?,
                     shape: Shape::from_serialized(&t)?,
