@@ -48,7 +48,7 @@ pub struct MethodMeta<'a> {
 }
 
 fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
-    match plan.values()?.get(index as usize)?.value()? {
+    match crate::method::value_of(&plan.values()?, index as usize)? {
         Value::Tensor(t) => Ok(t),
         _ => Err(Error::new(
             ErrorCode::InvalidType,

@@ -226,9 +226,9 @@ fn tensor_data<'p>(
 }
 
 /// Value `v` of the method's value table, decoded: one copy of the lookup
-/// for outputs, inputs, moves and conditions.
+/// for outputs, inputs, moves, conditions and the state walk.
 #[inline(never)]
-fn value_of<'a>(values: &Vector<'a, EValue<'a>>, v: usize) -> Result<Value<'a>> {
+pub(crate) fn value_of<'a>(values: &Vector<'a, EValue<'a>>, v: usize) -> Result<Value<'a>> {
     values.get(v)?.value()
 }
 
