@@ -147,7 +147,7 @@ impl<'a> Follow<'a> for bool {
 }
 
 /// Follows the `u32` offset stored at `pos` (relative to `pos`).
-#[inline]
+#[inline(always)]
 fn indirect(buf: &[u8], pos: usize) -> Result<usize> {
     let off = read_u32(buf, pos)? as usize;
     let target = pos
@@ -457,8 +457,33 @@ impl<'a> Table<'a> {
     /// (`required`) `InvalidProgram` with `what`. String accessors and
     /// scalar vectors read in place take the bytes (a slice is two words, a
     /// vector's view four); [`Table::vector_field`] makes a view of them.
-    #[inline(never)]
+    ///
+    /// Without `at` an `Error` is its code alone, and every error of this
+    /// reader is `InvalidProgram`: the out-of-line part returns an `Option`
+    /// of the slice, which comes back in registers on Cortex-M (a `Result`
+    /// of a slice comes back through memory; issue 12: -112 B of the core
+    /// without verification), and `None` becomes that code here.
+    #[inline(always)]
     fn bytes_field(&self, key: u32, what: &'static str) -> Result<&'a [u8]> {
+        #[cfg(not(feature = "at"))]
+        return self
+            .bytes_or_none(key)
+            .ok_or(Error::invalid(what, self.pos));
+        #[cfg(feature = "at")]
+        self.bytes_checked(key, what)
+    }
+
+    /// [`Table::bytes_field`] without `at`: `None` for any error.
+    #[cfg(any(test, not(feature = "at")))]
+    #[inline(never)]
+    fn bytes_or_none(&self, key: u32) -> Option<&'a [u8]> {
+        self.bytes_checked(key, "").ok()
+    }
+
+    /// [`Table::bytes_field`] with each error's `at`.
+    #[cfg_attr(feature = "at", inline(never))]
+    #[cfg_attr(not(feature = "at"), inline(always))]
+    fn bytes_checked(&self, key: u32, what: &'static str) -> Result<&'a [u8]> {
         let (slot, elem, required) = unkey(key);
         match self.reference(slot)? {
             Some(p) => bytes_at_len(self.buf, p, elem),
@@ -688,6 +713,7 @@ impl<'a> Vector<'a, i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[test]
     fn reads_are_little_endian_and_unaligned() {
@@ -725,10 +751,11 @@ mod tests {
         let t = Table::at(&buf, 8).unwrap();
         assert_eq!(t.scalar::<u32>(0, 0).unwrap(), 7);
         assert_eq!(t.scalar::<u32>(1, 42).unwrap(), 42);
-        assert_eq!(
-            t.scalar::<u64>(0, 0).unwrap_err().what(),
-            "field outside the buffer"
-        );
+        let e = t.scalar::<u64>(0, 0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidProgram);
+        // Descriptions exist with `messages` (host builds) only.
+        #[cfg(feature = "messages")]
+        assert_eq!(e.what(), "field outside the buffer");
     }
 
     #[test]
@@ -742,6 +769,73 @@ mod tests {
             assert_eq!(t.position(), pos);
             assert_eq!(t.scalar::<u32>(0, 42).unwrap_or(42), 42, "pos {pos}");
             assert!(t.field(0, 4).map_or(true, |f| f.is_none()), "pos {pos}");
+        }
+    }
+
+    /// vtable at 0 (three slots, the third absent), table at 12: slot 0 a
+    /// string "abc" at 24, slot 1 a vector of two `u32`s (7, 9) at 32.
+    fn string_and_vector_table() -> [u8; 44] {
+        let mut buf = [0u8; 44];
+        for (pos, v) in [(0, 10u16), (2, 12), (4, 4), (6, 8)] {
+            buf[pos..pos + 2].copy_from_slice(&v.to_le_bytes());
+        }
+        for (pos, v) in [
+            (12, 12u32),
+            (16, 8),
+            (20, 12),
+            (24, 3),
+            (32, 2),
+            (36, 7),
+            (40, 9),
+        ] {
+            buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        buf[28..31].copy_from_slice(b"abc");
+        buf
+    }
+
+    #[test]
+    fn strings_and_vectors_through_one_reader() {
+        let buf = string_and_vector_table();
+        let t = Table::at(&buf, 12).unwrap();
+        assert_eq!(t.required_string(0, "s").unwrap(), b"abc");
+        assert_eq!(t.string_or_empty(2).unwrap(), b"");
+        assert_eq!(
+            t.required_string(2, "s").unwrap_err().code,
+            ErrorCode::InvalidProgram
+        );
+        assert_eq!(t.required_bytes(1, 4, "v").unwrap(), &buf[36..44]);
+        let v = t.vector_or_empty::<u32>(1).unwrap();
+        assert_eq!((v.len(), v.position(), v.get(1).unwrap()), (2, 36, 9));
+        let empty = t.vector_or_empty::<u32>(2).unwrap();
+        assert_eq!((empty.len(), empty.position()), (0, 0));
+        // Every byte set to each of three values: the reader either reads
+        // what lies in the buffer or fails with `InvalidProgram`; the
+        // `Option` form used without `at` agrees with the `Result` form,
+        // and a vector's view is its bytes.
+        for pos in 0..buf.len() {
+            for b in [0x00, 0x7f, 0xff] {
+                let mut bad = buf;
+                bad[pos] = b;
+                let Ok(t) = Table::at(&bad, 12) else { continue };
+                for slot in 0..3 {
+                    for (elem, required) in
+                        [(1, false), (1, true), (4, false), (4, true), (8, true)]
+                    {
+                        let k = key(slot, elem, required);
+                        let r = t.bytes_field(k, "x");
+                        assert_eq!(r.ok(), t.bytes_or_none(k), "{pos} {b} {slot}");
+                        assert_eq!(r.ok(), t.bytes_checked(k, "x").ok());
+                        match r {
+                            Ok(bytes) => assert_eq!(bytes.len() % elem, 0),
+                            Err(e) => assert_eq!(e.code, ErrorCode::InvalidProgram),
+                        }
+                        if let Ok(v) = t.vector_field(k, "x") {
+                            assert_eq!(v.len * elem, r.unwrap().len());
+                        }
+                    }
+                }
+            }
         }
     }
 
