@@ -371,6 +371,10 @@ pub enum Value<'a> {
 
 impl<'a> EValue<'a> {
     /// The union tag, checked.
+    // Inlined (issue 12): out of line, its `Result<ValueKind>` came back
+    // through memory; inlined into `value` and the runtime's argument
+    // check: -52 B of the core without verification.
+    #[inline(always)]
     pub fn kind(&self) -> Result<ValueKind> {
         let tag: u8 = self.0.scalar(slot::evalue::VAL_TYPE, 0)?;
         ValueKind::from_tag(tag).ok_or(Error::invalid(
@@ -481,6 +485,8 @@ impl<'a> Tensor<'a> {
     pub fn layout(&self) -> Result<i8> {
         self.0.scalar(slot::tensor::LAYOUT, 0)
     }
+    // Inlined into the loader's tensor check (issue 12: -8 B).
+    #[inline(always)]
     pub fn shape_dynamism(&self) -> Result<ShapeDynamism> {
         let raw: i8 = self.0.scalar(slot::tensor::SHAPE_DYNAMISM, 0)?;
         ShapeDynamism::from_raw(raw).ok_or(Error::invalid(
@@ -533,6 +539,9 @@ impl<'a> ExtraTensorInfo<'a> {
     pub fn fully_qualified_name(&self) -> Result<Option<&'a [u8]>> {
         self.0.string(slot::extra_tensor_info::FULLY_QUALIFIED_NAME)
     }
+    // Inlined into the loader's tensor check, its one caller in the core
+    // (issue 12: -52 B).
+    #[inline(always)]
     pub fn location(&self) -> Result<TensorDataLocation> {
         let raw: i8 = self.0.scalar(slot::extra_tensor_info::LOCATION, 0)?;
         match raw {
