@@ -12,9 +12,9 @@
 //! ```
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::flatbuffer::{read_u32, same_bytes, Table, Vector};
+use crate::flatbuffer::{offset_in, read_u32, same_bytes, Table, Vector};
 use crate::schema::{
-    BackendDelegateDataReference, ExecutionPlan, Program, SubsegmentOffsets, Tensor,
+    slot, BackendDelegateDataReference, ExecutionPlan, Program, SubsegmentOffsets, Tensor,
 };
 use crate::types::DataLocation;
 
@@ -274,14 +274,20 @@ impl<'a> PteFile<'a> {
         let what = "constant data outside its segment";
         // `constant_segment`, read here without returning its views.
         if let Some(cs) = self.root.constant_segment()? {
-            let offsets = cs.offsets()?;
+            // The offsets, 8 bytes each, read in place.
+            let bytes = cs.0.bytes_or_empty(slot::subsegment_offsets::OFFSETS, 8)?;
+            let at = offset_in(self.root.0.buffer(), bytes);
+            let (offsets, _) = bytes.as_chunks::<8>();
             if offsets.len() > 1 {
                 let segment = self.segment(cs.segment_index()? as usize)?;
-                let start = to_usize(offsets.get(idx)?, what, offsets.position())?;
+                let Some(offset) = offsets.get(idx) else {
+                    return Err(Error::invalid("vector index out of range", at));
+                };
+                let start = to_usize(u64::from_le_bytes(*offset), what, at)?;
                 return start
                     .checked_add(nbytes)
                     .and_then(|end| segment.get(start..end))
-                    .ok_or(Error::invalid(what, offsets.position()));
+                    .ok_or(Error::invalid(what, at));
             }
         }
         let buffers = self.root.constant_buffer()?;

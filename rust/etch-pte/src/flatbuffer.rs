@@ -161,7 +161,7 @@ fn indirect(buf: &[u8], pos: usize) -> Result<usize> {
 
 /// The position of `part` (a slice of `buf`) in `buf`.
 #[inline(always)]
-fn offset_in(buf: &[u8], part: &[u8]) -> usize {
+pub(crate) fn offset_in(buf: &[u8], part: &[u8]) -> usize {
     (part.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize)
 }
 
@@ -406,6 +406,13 @@ impl<'a> Table<'a> {
     pub fn vector_or_empty<T: Follow<'a>>(&self, slot: u16) -> Result<Vector<'a, T>> {
         self.vector_field(key(slot, T::INLINE_SIZE, false), "")
             .map(Vector::from_raw)
+    }
+
+    /// The bytes of a scalar vector field of `elem`-byte elements, empty
+    /// (at position 0) when absent: `vector_or_empty(slot)?` as one slice.
+    #[inline(always)]
+    pub fn bytes_or_empty(&self, slot: u16, elem: usize) -> Result<&'a [u8]> {
+        self.bytes_field(key(slot, elem, false), "")
     }
 
     /// A vector field of `elem`-byte elements, empty when absent.

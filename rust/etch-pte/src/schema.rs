@@ -11,7 +11,7 @@
 //! after [`crate::PteFile::new_checked`] none of them fails.
 
 use crate::error::{Error, Result};
-use crate::flatbuffer::{Follow, Str, Table, Vector};
+use crate::flatbuffer::{key, Follow, Str, Table, Vector};
 use crate::types::{
     DataLocation, InstructionKind, ScalarType, ShapeDynamism, TensorDataLocation, ValueKind,
 };
@@ -513,6 +513,22 @@ impl<'a> AllocationDetails<'a> {
     pub fn memory_id(&self) -> Result<u32> {
         self.0.scalar(slot::allocation_details::MEMORY_ID, 0)
     }
+    /// [`AllocationDetails::memory_offset`] as a `usize`, `usize::MAX` when
+    /// it does not fit: no buffer reaches that far, so every range check
+    /// made with it fails as an offset past the buffer's end would. A word
+    /// `Result`, in registers on Cortex-M (a `Result<u64>` is not).
+    #[inline(never)]
+    pub fn memory_offset_usize(&self) -> Result<usize> {
+        let low = self.0.scalar_word(
+            key(slot::allocation_details::MEMORY_OFFSET_LOW, 4, false),
+            0,
+        )?;
+        let high = self.0.scalar_word(
+            key(slot::allocation_details::MEMORY_OFFSET_HIGH, 4, false),
+            0,
+        )?;
+        Ok(usize::try_from((high as u64) << 32 | low as u64).unwrap_or(usize::MAX))
+    }
     /// The 64-bit offset recombined from its low and high halves.
     pub fn memory_offset(&self) -> Result<u64> {
         let low: u32 = self
@@ -895,6 +911,33 @@ impl<'a> NamedData<'a> {
 
 /// Strings in vectors (not used by program.fbs today, kept for completeness).
 pub type StrVector<'a> = Vector<'a, Str<'a>>;
+
+#[cfg(test)]
+mod allocation_tests {
+    use super::*;
+
+    /// `memory_offset_usize` is `memory_offset` as a `usize`, or
+    /// `usize::MAX` when it does not fit, for offsets around the 32-bit
+    /// edge (an absent half reads as 0).
+    #[test]
+    fn memory_offset_usize_is_memory_offset_or_max() {
+        for (low, high) in [(0u32, 0u32), (5, 0), (u32::MAX, 0), (0, 1), (7, u32::MAX)] {
+            // vtable at 0: three slots (memory id, low, high); table at 12.
+            let mut buf = [0u8; 28];
+            for (pos, v) in [(0, 10u16), (2, 16), (4, 4), (6, 8), (8, 12)] {
+                buf[pos..pos + 2].copy_from_slice(&v.to_le_bytes());
+            }
+            for (pos, v) in [(12, 12u32), (16, 1), (20, low), (24, high)] {
+                buf[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            let a = AllocationDetails(Table::at(&buf, 12).unwrap());
+            let wide = a.memory_offset().unwrap();
+            assert_eq!(wide, (high as u64) << 32 | low as u64);
+            let expected = usize::try_from(wide).unwrap_or(usize::MAX);
+            assert_eq!(a.memory_offset_usize().unwrap(), expected);
+        }
+    }
+}
 
 #[cfg(test)]
 mod utf8_tests {

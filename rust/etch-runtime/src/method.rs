@@ -244,7 +244,7 @@ fn planned_bytes<'p>(
     nbytes: usize,
 ) -> Option<&'p [u8]> {
     let buf = planned.get((a.memory_id().ok()? as usize).checked_sub(1)?)?;
-    let off = usize::try_from(a.memory_offset().ok()?).ok()?;
+    let off = a.memory_offset_usize().ok()?;
     buf.get(off..off.checked_add(nbytes)?)
 }
 
@@ -448,7 +448,7 @@ impl<'a, 'm> Method<'a, 'm> {
             n: usize,
         ) -> Option<&'p mut [u8]> {
             let buf = planned.get_mut((a.memory_id().ok()? as usize).checked_sub(1)?)?;
-            let off = usize::try_from(a.memory_offset().ok()?).ok()?;
+            let off = a.memory_offset_usize().ok()?;
             buf.get_mut(off..)?.get_mut(..n)
         }
         let dst = planned_mut(self.planned, &a, bytes.len()).ok_or(Error::new(
