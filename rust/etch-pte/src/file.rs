@@ -226,7 +226,27 @@ impl<'a> PteFile<'a> {
     }
 
     /// The bytes of segment `index`.
+    #[inline(always)]
     pub fn segment(&self, index: usize) -> Result<&'a [u8]> {
+        // Every error of segment is `InvalidProgram`: without `at` (an
+        // `Error` is its code alone) the out-of-line part returns an
+        // `Option`, in registers on Cortex-M (issue 12).
+        #[cfg(not(feature = "at"))]
+        return self.segment_or_none(index).ok_or(Error::invalid("", 0));
+        #[cfg(feature = "at")]
+        self.segment_checked(index)
+    }
+
+    /// [`PteFile::segment`] without `at`: `None` for any error.
+    #[cfg(any(test, not(feature = "at")))]
+    #[inline(never)]
+    fn segment_or_none(&self, index: usize) -> Option<&'a [u8]> {
+        self.segment_checked(index).ok()
+    }
+
+    /// [`PteFile::segment`] with each error's `at`.
+    #[cfg_attr(not(feature = "at"), inline(always))]
+    fn segment_checked(&self, index: usize) -> Result<&'a [u8]> {
         let seg = self.root.segments()?.get(index)?;
         let what = "segment outside the file";
         // In `usize`: an offset or size that does not fit cannot lie in the
@@ -269,7 +289,29 @@ impl<'a> PteFile<'a> {
 
     /// `nbytes` of constant data for a tensor with `data_buffer_idx` (> 0), from
     /// the constant segment or, in old files, the inline `constant_buffer`.
+    #[inline(always)]
     pub fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
+        // Every error of constant_data is `InvalidProgram`: without `at` (an
+        // `Error` is its code alone) the out-of-line part returns an
+        // `Option`, in registers on Cortex-M (issue 12).
+        #[cfg(not(feature = "at"))]
+        return self
+            .constant_data_or_none(data_buffer_idx, nbytes)
+            .ok_or(Error::invalid("", 0));
+        #[cfg(feature = "at")]
+        self.constant_data_checked(data_buffer_idx, nbytes)
+    }
+
+    /// [`PteFile::constant_data`] without `at`: `None` for any error.
+    #[cfg(any(test, not(feature = "at")))]
+    #[inline(never)]
+    fn constant_data_or_none(&self, data_buffer_idx: u32, nbytes: usize) -> Option<&'a [u8]> {
+        self.constant_data_checked(data_buffer_idx, nbytes).ok()
+    }
+
+    /// [`PteFile::constant_data`] with each error's `at`.
+    #[cfg_attr(not(feature = "at"), inline(always))]
+    fn constant_data_checked(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
         let idx = data_buffer_idx as usize;
         let what = "constant data outside its segment";
         // `constant_segment`, read here without returning its views.
@@ -301,7 +343,35 @@ impl<'a> PteFile<'a> {
     }
 
     /// The processed blob a delegate refers to (inline data or a segment).
+    #[inline(always)]
     pub fn delegate_data(&self, processed: BackendDelegateDataReference<'a>) -> Result<&'a [u8]> {
+        // Every error of delegate_data is `InvalidProgram`: without `at` (an
+        // `Error` is its code alone) the out-of-line part returns an
+        // `Option`, in registers on Cortex-M (issue 12).
+        #[cfg(not(feature = "at"))]
+        return self
+            .delegate_data_or_none(processed)
+            .ok_or(Error::invalid("", 0));
+        #[cfg(feature = "at")]
+        self.delegate_data_checked(processed)
+    }
+
+    /// [`PteFile::delegate_data`] without `at`: `None` for any error.
+    #[cfg(any(test, not(feature = "at")))]
+    #[inline(never)]
+    fn delegate_data_or_none(
+        &self,
+        processed: BackendDelegateDataReference<'a>,
+    ) -> Option<&'a [u8]> {
+        self.delegate_data_checked(processed).ok()
+    }
+
+    /// [`PteFile::delegate_data`] with each error's `at`.
+    #[cfg_attr(not(feature = "at"), inline(always))]
+    fn delegate_data_checked(
+        &self,
+        processed: BackendDelegateDataReference<'a>,
+    ) -> Result<&'a [u8]> {
         let index = processed.index()? as usize;
         match processed.location()? {
             DataLocation::Inline => self.root.backend_delegate_data()?.get(index)?.data(),
@@ -312,5 +382,74 @@ impl<'a> PteFile<'a> {
     /// Size in bytes of a tensor's data (numel × element size), checked.
     pub fn tensor_nbytes(tensor: &Tensor<'_>) -> Result<usize> {
         crate::tensor::nbytes(tensor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::format;
+
+    /// The `Option` forms firmware without `at` uses agree with the `Result`
+    /// forms, and every error of these readers is `InvalidProgram` (all an
+    /// `Error` without `at` holds, so the two forms report the same): on
+    /// small fixtures with constants and a delegate, every byte of the
+    /// program set to 0x00 and to 0xff.
+    #[test]
+    fn data_readers_fail_only_with_invalid_program() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
+        for name in [
+            "tiny_cm_m33.pte",
+            "tiny_portable_pc.pte",
+            "tiny_xnnpack_delegate.pte",
+        ] {
+            let good = std::fs::read(format!("{dir}{name}")).unwrap();
+            let file = PteFile::new_unchecked(&good).unwrap();
+            let size = file.program_size();
+            // The good files read: constant 1 (the two without a delegate).
+            if !name.contains("delegate") {
+                assert!(file.constant_data_checked(1, 1).is_ok(), "{name}");
+                assert!(file.constant_data_or_none(1, 1).is_some(), "{name}");
+            }
+            let mut checked = 0;
+            for pos in 0..size {
+                for b in [0x00, 0xff] {
+                    let mut bytes = good.clone();
+                    bytes[pos] = b;
+                    let Ok(file) = PteFile::new_unchecked(&bytes) else {
+                        continue;
+                    };
+                    let agree = |r: Result<&[u8]>, o: Option<&[u8]>| {
+                        if let Err(e) = r {
+                            assert_eq!(e.code, ErrorCode::InvalidProgram, "{name} {pos} {b}");
+                        }
+                        assert_eq!(r.ok(), o, "{name} {pos} {b}");
+                    };
+                    for i in 0..3 {
+                        agree(file.segment_checked(i), file.segment_or_none(i));
+                    }
+                    for (idx, n) in [(1, 1), (1, 16), (2, 4), (3, 0), (40, 4)] {
+                        agree(
+                            file.constant_data_checked(idx, n),
+                            file.constant_data_or_none(idx, n),
+                        );
+                    }
+                    let plans = file.program().execution_plan();
+                    let Ok(Ok(plan)) = plans.map(|p| p.get(0)) else {
+                        continue;
+                    };
+                    for d in plan.delegates().into_iter().flat_map(|d| d.iter()) {
+                        if let Ok(p) = d.and_then(|d| d.processed()) {
+                            agree(file.delegate_data_checked(p), file.delegate_data_or_none(p));
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            if name.contains("delegate") {
+                assert!(checked > 0, "{name}: no delegate read");
+            }
+        }
     }
 }
