@@ -299,8 +299,12 @@ fn conv_args<'c>(
         out: &mut [],
         scratch: ctx.take_scratch(),
     };
-    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 8 + d, 9 + d], [13 + d])?;
-    let (Some(x), Some(w), Some(mult), Some(shift)) = (&x, &w, &mult, &shift) else {
+    // Views the caller owns (`io_into`): `io` returned them through a
+    // `Result` that this frame copied (784 B at opt-level "z", issue 12).
+    let (mut ins, mut outs) = ([None; 5], [TensorViewMut::empty()]);
+    ctx.io_into([0, 1, 2, 8 + d, 9 + d], [13 + d], &mut ins, &mut outs)?;
+    let ([x, w, bias, mult, shift], [out]) = (&ins, &mut outs);
+    let (Some(x), Some(w), Some(mult), Some(shift)) = (x, w, mult, shift) else {
         return Err(bad("required tensor argument is None"));
     };
     conv_window(&mut a.g, &x.shape, &w.shape, &out.shape, layout)?;
@@ -319,7 +323,7 @@ fn conv_args<'c>(
     a.bias = bias.map(|b| b.as_i32()).transpose()?;
     a.mult = mult.as_i32()?;
     a.shift = shift.as_i32()?;
-    a.out = into_i8(&mut out)?;
+    a.out = into_i8(out)?;
     Ok(a)
 }
 

@@ -11,6 +11,7 @@ use super::conv::{ConvMac, PACK_IC};
 use super::requant::{finish_acc, finish_into, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
 use crate::error::{KernelError, KernelResult};
+use core::marker::PhantomData;
 
 mod dsp;
 mod mve;
@@ -687,13 +688,10 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
     Ok(())
 }
 
-/// The input runs of one output pixel's taps: every run has at least `len`
-/// values (checked on push), which is what lets [`DepthwiseMac::dw_block`] read four
-/// values at any block offset below `len` without bounds checks.
 /// Most taps a [`Taps`] table holds: 5x5 kernels (25 taps) and smaller, and
 /// no more than [`DW_PACK_WORDS`] admits (36) or the 32 bits of the inside
 /// masks of [`Taps::fill`]. The table lives on the stack under every
-/// depthwise call (two words and a pointer a tap, plus the tap offsets), so
+/// depthwise call (a pointer a tap, plus the tap offsets), so
 /// it is sized for the kernels models use, not for 32: 25 keeps a DS-CNN
 /// inference below 2 KiB of stack on Cortex-M4 (issue 12); larger kernels
 /// take [`depthwise`]'s other loops.
@@ -703,25 +701,30 @@ const DW_MAX_TAPS: usize = if DW_PACK_WORDS / 8 < 25 {
     25
 };
 
+/// The input runs of one output pixel's taps: every run has at least `len`
+/// values (checked on push and fill), which is what lets
+/// [`DepthwiseMac::dw_block`] read four values at any block offset below
+/// `len` without bounds checks. Only the runs' start pointers are kept (the
+/// runs are `len` long from there): a second table of slices took 200 B
+/// more of every depthwise call's stack (issue 12).
 pub(crate) struct Taps<'a> {
-    runs: [&'a [i8]; DW_MAX_TAPS],
-    /// `runs[t].as_ptr()`, for the DSP loop.
-    #[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
-    /// One slot more than `runs`: the slot after the last run is null
-    /// (the end marker of the DSP pixel loop).
+    /// Start of run `t` for `t < n`, borrowed from an `&'a [i8]` of at
+    /// least `len` values; one slot more than the runs: the slot after the
+    /// last run is null (the end marker of the DSP pixel loop).
     ptrs: [*const i8; DW_MAX_TAPS + 1],
     n: usize,
     len: usize,
+    _runs: PhantomData<&'a [i8]>,
 }
 
 impl<'a> Taps<'a> {
     #[inline(always)]
     pub(crate) fn new(len: usize) -> Self {
         Taps {
-            runs: [&[]; DW_MAX_TAPS],
             ptrs: [core::ptr::null(); DW_MAX_TAPS + 1],
             n: 0,
             len,
+            _runs: PhantomData,
         }
     }
 
@@ -732,10 +735,14 @@ impl<'a> Taps<'a> {
         if run.len() < self.len {
             return Err(BAD);
         }
-        let (Some(r), Some(p)) = (self.runs.get_mut(self.n), self.ptrs.get_mut(self.n)) else {
+        // The last slot is the end marker: at most DW_MAX_TAPS runs.
+        if self.n >= DW_MAX_TAPS {
+            return Err(BAD);
+        }
+        let Some(p) = self.ptrs.get_mut(self.n) else {
             return Err(BAD);
         };
-        (*r, *p) = (run, run.as_ptr());
+        *p = run.as_ptr();
         self.n += 1;
         if let Some(end) = self.ptrs.get_mut(self.n) {
             *end = core::ptr::null();
@@ -743,9 +750,19 @@ impl<'a> Taps<'a> {
         Ok(())
     }
 
+    /// The runs, `len` values each.
     #[inline(always)]
     pub(crate) fn runs(&self) -> impl Iterator<Item = &'a [i8]> + '_ {
-        self.runs.iter().take(self.n).copied()
+        let len = self.len;
+        self.ptrs.iter().take(self.n).map(move |&p| {
+            // SAFETY: `ptrs[..n]` were set only by `push` and `fill`, each
+            // from `run.as_ptr()` of a `run: &'a [i8]` they checked holds at
+            // least `len` values (`len` never changes after `new`), so `len`
+            // values from `p` are initialised, in one allocation, and shared-
+            // borrowed (not mutated) for `'a`. Tested by
+            // `taps_fill_picks_input_runs_and_padding` and `taps_push_keeps_len_values_of_each_run`.
+            unsafe { core::slice::from_raw_parts(p, len) }
+        })
     }
 
     #[inline(always)]
@@ -777,7 +794,8 @@ impl<'a> Taps<'a> {
             return Err(BAD);
         }
         let mut n = 0;
-        for ((r, p), &o) in self.runs.iter_mut().zip(self.ptrs.iter_mut()).zip(offs) {
+        // The last slot stays for the end marker.
+        for (p, &o) in self.ptrs.iter_mut().take(DW_MAX_TAPS).zip(offs) {
             let run = if inside & 1 != 0 {
                 let at = base.wrapping_add(o);
                 input.get(at..at.wrapping_add(len)).ok_or(BAD)?
@@ -785,7 +803,7 @@ impl<'a> Taps<'a> {
                 zp
             };
             inside >>= 1;
-            (*r, *p) = (run, run.as_ptr());
+            *p = run.as_ptr();
             n += 1;
         }
         self.n = n;

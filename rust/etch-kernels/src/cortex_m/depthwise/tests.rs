@@ -288,6 +288,29 @@ fn thumb2_dw_row_equivalent_matches_portable() {
     assert!(dw_row_bounds(&taps, &w, &init, &out, 1).is_ok());
 }
 
+/// `Taps::push` keeps each run's start: `runs()` gives `len` values from
+/// it (the unsafe reconstruction), the pointer table ends in null, and a
+/// table holds at most `DW_MAX_TAPS` runs.
+#[test]
+fn taps_push_keeps_len_values_of_each_run() {
+    let data: Vec<i8> = (0..40).collect();
+    let mut taps = Taps::new(3);
+    taps.push(&data[5..9]).unwrap();
+    taps.push(&data[0..3]).unwrap();
+    assert!(taps.push(&data[0..2]).is_err(), "run shorter than len");
+    assert_eq!(taps.runs().collect::<Vec<_>>(), [&data[5..8], &data[0..3]]);
+    assert_eq!(taps.ptrs(), [data[5..].as_ptr(), data.as_ptr()]);
+    assert!(taps.ptrs.get(2).is_some_and(|p| p.is_null()));
+    for k in 2..DW_MAX_TAPS {
+        taps.push(&data[k..k + 3]).unwrap();
+    }
+    assert_eq!(taps.count(), DW_MAX_TAPS);
+    assert!(taps.push(&data[0..3]).is_err(), "full table");
+    assert!(taps.ptrs.get(DW_MAX_TAPS).is_some_and(|p| p.is_null()));
+    let last = taps.runs().last().unwrap();
+    assert_eq!(last, &data[DW_MAX_TAPS - 1..DW_MAX_TAPS + 2]);
+}
+
 /// `Taps::fill`: inside taps are the input runs at base + offset (wrapping
 /// base: a window over the top-left corner), the others the zero-point run,
 /// the pointer table ends in null, and a run past the input is an error.
