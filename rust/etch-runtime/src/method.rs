@@ -725,7 +725,22 @@ pub(crate) fn check_schema(
     }
     for (a, kind) in args.iter().zip(schema) {
         let v = usize::try_from(a?).map_err(|_| mismatch)?;
-        let actual: ValueKind = values.get(v)?.kind()?;
+        // Decoded by the out-of-line `value_of` (load decoded every value
+        // before this walk, so it fails as the tag read would: only for an
+        // index out of range); its variant is its kind.
+        let actual = match value_of(values, v)? {
+            Value::Null => ValueKind::Null,
+            Value::Int(_) => ValueKind::Int,
+            Value::Bool(_) => ValueKind::Bool,
+            Value::Double(_) => ValueKind::Double,
+            Value::Tensor(_) => ValueKind::Tensor,
+            Value::String(_) => ValueKind::String,
+            Value::IntList(_) => ValueKind::IntList,
+            Value::DoubleList(_) => ValueKind::DoubleList,
+            Value::BoolList(_) => ValueKind::BoolList,
+            Value::TensorList(_) => ValueKind::TensorList,
+            Value::OptionalTensorList(_) => ValueKind::OptionalTensorList,
+        };
         if !kind.accepts(actual) {
             etch_log!(
                 error,
