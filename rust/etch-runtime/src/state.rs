@@ -158,17 +158,18 @@ pub(crate) fn facts<'a>(
     Ok(f)
 }
 
-/// Whether an instruction before `i` has `key` as its operator (`target`
-/// false) or as its run-time written value (`target` true).
-fn earlier(plan: &ExecutionPlan<'_>, i: usize, target: bool, key: usize) -> Result<bool> {
+/// Whether an instruction before `i` calls operator `op` (bit 0 of the
+/// result) and whether one writes value `target` at run time (bit 1);
+/// [`END`] for either: not looked for (no instruction has it). One call
+/// for both keys: each call site cost about 30 B.
+fn earlier(plan: &ExecutionPlan<'_>, i: usize, op: usize, target: usize) -> Result<usize> {
     let mut at = Cursor::default();
+    let mut seen = 0;
     for j in 0..i {
         let f = facts(plan, Some(&[]), j, &mut at)?;
-        if (if target { f.target } else { f.op }) == key {
-            return Ok(true);
-        }
+        seen |= (f.op == op) as usize | ((f.target == target) as usize) << 1;
     }
-    Ok(false)
+    Ok(seen)
 }
 
 impl Layout {
@@ -199,7 +200,8 @@ impl Layout {
             }
             let i = layout.instructions;
             layout.instructions += 1;
-            if let Some(kernel) = kernels.get(f.kernel) {
+            let kernel = kernels.get(f.kernel);
+            if let Some(kernel) = kernel {
                 let bytes = (kernel.scratch as usize).next_multiple_of(8);
                 layout.scratch = layout.scratch.max(bytes);
                 if let (Some(fill), InstructionArgs::KernelCall { args, .. }) =
@@ -208,10 +210,24 @@ impl Layout {
                     crate::method::check_schema(&values, args, kernel.args, i)?;
                     fill.set_kernel(i, f.kernel as u16);
                 }
-            } else if f.op != NONE && !earlier(plan, i, false, f.op)? {
+            }
+            // The keys to look back for: a called operator the kernels
+            // lack, a value written at run time.
+            let op = if kernel.is_none() && f.op != NONE {
+                f.op
+            } else {
+                END
+            };
+            let target = if f.target != NONE { f.target } else { END };
+            let seen = if op != END || target != END {
+                earlier(plan, i, op, target)?
+            } else {
+                0
+            };
+            if op != END && seen & 1 == 0 {
                 layout.missing += 1;
             }
-            if f.target != NONE && !earlier(plan, i, true, f.target)? {
+            if target != END && seen & 2 == 0 {
                 if let Some(fill) = fill.as_mut() {
                     OverridesMut(fill.overrides).write(
                         layout.overrides * OVERRIDE_BYTES,
