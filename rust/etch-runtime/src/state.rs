@@ -186,6 +186,15 @@ impl Layout {
         kernels: &[Kernel],
         mut fill: Option<Fill<'_>>,
     ) -> Result<Layout> {
+        // The state stores a kernel index + 1 in 16 bits: with more kernels
+        // a call could resolve to the wrong one (index 65,536 stored as 1).
+        if kernels.len() > u16::MAX as usize {
+            return Err(Error::new(
+                ErrorCode::RegistrationExceedingMaxKernels,
+                "more kernels than the method state indexes (at = how many)",
+                kernels.len() as u32,
+            ));
+        }
         let values = plan.values()?;
         let mut layout = Layout {
             delegates: plan.delegates()?.len(),
@@ -265,7 +274,8 @@ pub(crate) struct Fill<'s> {
 }
 
 impl Fill<'_> {
-    /// `kernel` must be below `u16::MAX`.
+    /// `kernel` is below `u16::MAX` (`Layout::of` rejects longer kernel
+    /// slices).
     fn set_kernel(&mut self, instruction: usize, kernel: u16) {
         let b = self.kernels.get_mut(instruction * KERNEL_BYTES..);
         if let Some(b) = b.and_then(|b| b.first_chunk_mut::<KERNEL_BYTES>()) {

@@ -394,3 +394,54 @@ fn jump_destinations_are_chain_local() {
         }
     }
 }
+
+fn filler(_: &mut KernelContext<'_, '_>) -> Result<()> {
+    Ok(())
+}
+
+/// The state stores a kernel's index + 1 in 16 bits: 65,535 kernels are
+/// indexed (the last at 65,534 runs), one more is rejected with
+/// `RegistrationExceedingMaxKernels` (0x15) before anything is written;
+/// stored as `as u16`, index 65,536 became kernel 0.
+#[test]
+fn kernel_slices_longer_than_the_state_indexes_are_rejected() {
+    let (words, len) = program(&[&[0, 1, 2, 3]]);
+    let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
+    let program = Program::from_bytes(bytes, Verification::Minimal).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let filler = op!("test::filler() -> ()", filler);
+
+    // 65,535 kernels, `inc` and `not` the last two (indices 65,533 and 65,534).
+    let mut kernels = vec![filler; usize::from(u16::MAX) - 2];
+    kernels.extend_from_slice(&KERNELS);
+    assert_eq!(kernels.len(), 65_535);
+    assert_eq!(meta.method_state_bytes(&kernels).unwrap(), 4 * 2 + 3 * 12);
+    let mut state = vec![0u8; 44];
+    let mut planned: [&mut [u8]; 0] = [];
+    let mut method = Method::load(&meta, &mut state, &mut planned, &kernels, &[]).unwrap();
+    method.execute().unwrap();
+    assert!(matches!(method.output(0), Ok(Output::Int(7))));
+    assert!(matches!(method.output(3), Ok(Output::Bool(true))));
+
+    // `not` moved to the front and `inc` to index 65,536.
+    let mut kernels = vec![KERNELS[1]];
+    kernels.extend(std::iter::repeat_n(filler, 65_535));
+    kernels.push(KERNELS[0]);
+    assert_eq!(kernels.len(), 65_537);
+    let e = meta.method_state_bytes(&kernels).err().unwrap();
+    assert_eq!(
+        (e.code, e.at),
+        (ErrorCode::RegistrationExceedingMaxKernels, 65_537)
+    );
+    assert_eq!(ErrorCode::RegistrationExceedingMaxKernels as u32, 0x15);
+    let mut state = vec![0xa5u8; 44];
+    let mut planned: [&mut [u8]; 0] = [];
+    let e = Method::load(&meta, &mut state, &mut planned, &kernels, &[])
+        .err()
+        .unwrap();
+    assert_eq!(
+        (e.code, e.at),
+        (ErrorCode::RegistrationExceedingMaxKernels, 65_537)
+    );
+    assert!(state.iter().all(|&b| b == 0xa5));
+}
