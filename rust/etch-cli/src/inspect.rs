@@ -20,7 +20,7 @@ pub fn main(a: Args) -> Result<(), String> {
     let file = etch_pte::PteFile::new_checked(&bytes).map_err(|e| crate::describe(&path, e))?;
     let summary = summarize(&file).map_err(|e| crate::describe(&path, e))?;
     if json_out {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&to_json(&summary)).unwrap_or_default()
         );
@@ -109,15 +109,16 @@ fn io_line(io: &IoSummary) -> String {
 }
 
 fn print_text(path: &str, s: &FileSummary) {
-    println!("{path}: {} bytes", s.file_size);
-    println!(
+    outln!("{path}: {} bytes", s.file_size);
+    outln!(
         "  program {} B, segment base offset {}",
-        s.program_size, s.segment_base_offset
+        s.program_size,
+        s.segment_base_offset
     );
     for (i, (off, size)) in s.segments.iter().enumerate() {
-        println!("  segment {i}: offset {off}, {size} B");
+        outln!("  segment {i}: offset {off}, {size} B");
     }
-    println!(
+    outln!(
         "  constants: {} buffers, {} B; {} buffers ({} B) used by no instruction",
         s.constant_buffers,
         s.constant_bytes,
@@ -130,38 +131,39 @@ fn print_text(path: &str, s: &FileSummary) {
             .iter()
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
-        println!("method '{}':", m.name);
-        println!("  values: {} ({})", m.values, kinds.join(", "));
-        println!("  chains: {}, instructions: {}", m.chains, m.instructions);
+        outln!("method '{}':", m.name);
+        outln!("  values: {} ({})", m.values, kinds.join(", "));
+        outln!("  chains: {}, instructions: {}", m.chains, m.instructions);
         for (i, io) in m.inputs.iter().enumerate() {
-            println!("  input {i}: {}", io_line(io));
+            outln!("  input {i}: {}", io_line(io));
         }
         for (i, io) in m.outputs.iter().enumerate() {
-            println!("  output {i}: {}", io_line(io));
+            outln!("  output {i}: {}", io_line(io));
         }
-        println!("  operators:");
+        outln!("  operators:");
         for o in &m.operators {
             let full = if o.overload.is_empty() {
                 o.name.clone()
             } else {
                 format!("{}.{}", o.name, o.overload)
             };
-            println!("    {full:<50} x{}", o.count);
+            outln!("    {full:<50} x{}", o.count);
         }
         for d in &m.delegates {
-            println!("  delegate: {d}");
+            outln!("  delegate: {d}");
         }
-        println!(
+        outln!(
             "  method state: {} B (exact, for Method::load; kernel scratch {} B of it)",
-            m.method_state_bytes, m.kernel_scratch_bytes
+            m.method_state_bytes,
+            m.kernel_scratch_bytes
         );
-        println!("  memory plan:");
+        outln!("  memory plan:");
         for (i, b) in m.planned_buffers.iter().enumerate() {
-            println!("    memory id {}: {b} B", i + 1);
+            outln!("    memory id {}: {b} B", i + 1);
         }
         for t in &m.planned_tensors {
             if let Some((id, off)) = t.placement {
-                println!(
+                outln!(
                     "      mem {id} [{off:>7} .. {:>7}) v{} {}",
                     off + t.nbytes as u64,
                     t.index,

@@ -182,7 +182,7 @@ fn stream_clip(
     let mut fe = Frontend::new();
     let mut st = Stream::new();
     let (mut push_us, mut pushes) = (0.0f64, 0usize);
-    println!(
+    outln!(
         "{shown}: {:.2} s, label of the last second every {} ms",
         pcm.len() as f64 / 16000.0,
         every * 20
@@ -213,7 +213,7 @@ fn stream_clip(
         let t_feat = t1.elapsed().as_secs_f64() * 1e6;
         let (best, score, t_inf) = classify(&bytes)?;
         let end = pushes as f64 * FRAME_STEP as f64 / 16000.0;
-        println!(
+        outln!(
             "  {:>6.2}-{:<6.2} s  {:<8} {:>6.3}  features {:>5.0} us  inference {:>6.0} us",
             end - 1.0,
             end,
@@ -224,7 +224,7 @@ fn stream_clip(
         );
     }
     if pushes > 0 {
-        println!(
+        outln!(
             "  front-end per 20 ms hop: {:.1} us",
             push_us / pushes as f64
         );
@@ -250,7 +250,7 @@ pub fn main(mut a: Args) -> Result<(), String> {
             if a.json {
                 eprintln!("{note}");
             } else {
-                println!("{note}");
+                outln!("{note}");
             }
             root.join(FALLBACK_MODEL).display().to_string()
         }
@@ -320,7 +320,7 @@ pub fn main(mut a: Args) -> Result<(), String> {
     let json = a.json;
     let say = |line: String| {
         if !json {
-            println!("{line}");
+            outln!("{line}");
         }
     };
     match quant {
@@ -491,7 +491,7 @@ pub fn main(mut a: Args) -> Result<(), String> {
             "mean_inference_us": mean(inf_total),
             "timing_runs": RUNS,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         );

@@ -281,7 +281,7 @@ pub fn main(a: Args) -> Result<(), String> {
         }
     };
     let pcm = kws::read_clip(&wav)?;
-    println!(
+    outln!(
         "listening to {} ({:.1} s) with {model}: inference every {} ms, average over {} ms (at least {}), threshold {}/255, refractory {} ms",
         wav.display(),
         pcm.len() as f64 / 16000.0,
@@ -293,27 +293,29 @@ pub fn main(a: Args) -> Result<(), String> {
     );
     let heard = listen(&model, &pcm, a.every_ms, config)?;
     for h in &heard {
-        println!(
+        outln!(
             "detected \"{}\" at {} ms (score {}/255)",
-            h.label, h.time_ms, h.score
+            h.label,
+            h.time_ms,
+            h.score
         );
     }
     let Some(tsv) = expect else {
-        println!("{} detection(s)", heard.len());
+        outln!("{} detection(s)", heard.len());
         return Ok(());
     };
     let segments = read_segments(&tsv)?;
     let (lines, errors) = check(&segments, &heard);
     let keywords = segments.iter().filter(|s| s.kind == "keyword").count();
-    println!("expected (from {}):", tsv.display());
+    outln!("expected (from {}):", tsv.display());
     for l in lines {
-        println!("{l}");
+        outln!("{l}");
     }
     if errors > 0 {
         return Err(format!(
             "{errors} miss(es) or false alarm(s) over {keywords} keyword(s)"
         ));
     }
-    println!("{keywords}/{keywords} keywords detected, no false alarm");
+    outln!("{keywords}/{keywords} keywords detected, no false alarm");
     Ok(())
 }

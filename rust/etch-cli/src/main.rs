@@ -4,6 +4,30 @@
 //! etch inspect FILE.pte [--json]
 //! ```
 
+/// `println!` through a locked stdout that never panics: a closed stdout
+/// (`etch inspect x.pte | head -1`) ends the process cleanly (status 0),
+/// another write error with status 1; `println!` panicked on `EPIPE`.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let r = writeln!(std::io::stdout().lock(), $($arg)*);
+        if let Err(e) = r {
+            crate::stdout_failed(e)
+        }
+    }};
+}
+
+/// `print!` as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let r = write!(std::io::stdout().lock(), $($arg)*);
+        if let Err(e) = r {
+            crate::stdout_failed(e)
+        }
+    }};
+}
+
 mod etdump;
 mod host;
 mod inspect;
@@ -70,6 +94,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// Ends the process after a failed write to stdout: a reader that went
+/// away (`BrokenPipe`) is a clean exit, as for `cat`; anything else is an
+/// error. Nothing is left to write, so nothing is lost by not unwinding.
+fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: writing to stdout: {e}");
+    std::process::exit(1)
+}
+
 /// Parses one command line of `etch` (for commands that run others).
 fn command(args: &[&str]) -> Result<Command, String> {
     Cli::try_parse_from(std::iter::once("etch").chain(args.iter().copied()))
@@ -84,11 +119,11 @@ fn demo() -> Result<(), String> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
     let name = "dscnn_cm_m33";
     let pte = format!("{dir}{name}.pte");
-    println!("== etch inspect {name}.pte");
+    outln!("== etch inspect {name}.pte");
     if let Command::Inspect(a) = command(&["inspect", &pte])? {
         inspect::main(a)?;
     }
-    println!("\n== etch run {name}.pte (1000 inferences, compared with ExecuTorch's reference)");
+    outln!("\n== etch run {name}.pte (1000 inferences, compared with ExecuTorch's reference)");
     let input = format!("{dir}{name}.input0.npy");
     let reference = format!("{dir}{name}.output0.npy");
     match command(&[

@@ -240,14 +240,14 @@ pub fn main(a: Args) -> Result<(), String> {
         .root
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."));
     if a.markdown {
-        print!("{}", markdown(&root)?);
+        out!("{}", markdown(&root)?);
     } else {
         let families = families();
         for k in etch_kernels::KERNELS {
             let f = families
                 .get(&op_feature(k.name))
                 .map_or("?", |s| s.as_str());
-            println!("{:<60} {f}", k.name);
+            outln!("{:<60} {f}", k.name);
         }
     }
     Ok(())

@@ -139,15 +139,19 @@ pub fn main(a: Args) -> Result<(), String> {
     let file = PteFile::new_checked(bytes.bytes()).map_err(|e| crate::describe(&path, e))?;
     let (lts, n, sizes) = lifetimes(&file, &method).map_err(|e| crate::describe(&path, e))?;
     for (i, s) in sizes.iter().enumerate() {
-        println!("memory id {}: {s} B", i + 1);
+        outln!("memory id {}: {s} B", i + 1);
     }
-    println!(
+    outln!(
         "{:>6} {:>4} {:>8} {:>8}  {:<9} tensor",
-        "value", "mem", "offset", "bytes", "live"
+        "value",
+        "mem",
+        "offset",
+        "bytes",
+        "live"
     );
     for l in &lts {
         let (id, off) = l.tensor.placement.unwrap_or((0, 0));
-        println!(
+        outln!(
             "{:>6} {:>4} {:>8} {:>8}  [{:>2}..{:>2}]   {}{:?}",
             format!("v{}", l.tensor.index),
             id,
@@ -162,7 +166,7 @@ pub fn main(a: Args) -> Result<(), String> {
     if let Some(p) = svg_path {
         std::fs::write(&p, svg(&lts, n, sizes.first().copied().unwrap_or(0)))
             .map_err(|e| format!("{p}: {e}"))?;
-        println!("wrote {p}");
+        outln!("wrote {p}");
     }
     Ok(())
 }

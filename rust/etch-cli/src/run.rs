@@ -179,7 +179,7 @@ pub fn main(a: Args) -> Result<(), String> {
     // same facts and is printed at the end (also when outputs differ).
     let say = |line: String| {
         if !json {
-            println!("{line}");
+            outln!("{line}");
         }
     };
     let mut report = Map::new();
@@ -190,7 +190,7 @@ pub fn main(a: Args) -> Result<(), String> {
         if let Err(e) = &result {
             report.insert("error".into(), json!(e));
         }
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default()
         );

@@ -146,7 +146,7 @@ pub fn main(a: Args) -> Result<(), String> {
     match format.as_str() {
         "list" => {
             for op in &sel.ops {
-                println!("{op}");
+                outln!("{op}");
             }
         }
         "cargo" => {
@@ -156,13 +156,13 @@ pub fn main(a: Args) -> Result<(), String> {
                 .map(|op| format!("\"{}\"", op_feature(op)))
                 .chain(sel.dtypes.iter().map(|d| format!("\"{d}\"")))
                 .collect();
-            println!("features = [{}]", feats.join(", "));
+            outln!("features = [{}]", feats.join(", "));
         }
         "kconfig" => {
             let ops: Vec<&str> = sel.ops.iter().map(String::as_str).collect();
-            println!("CONFIG_ETCH_OPS=\"{}\"", ops.join(","));
+            outln!("CONFIG_ETCH_OPS=\"{}\"", ops.join(","));
             let dtypes: Vec<&str> = sel.dtypes.iter().copied().collect();
-            println!("CONFIG_ETCH_DTYPES=\"{}\"", dtypes.join(","));
+            outln!("CONFIG_ETCH_DTYPES=\"{}\"", dtypes.join(","));
         }
         f => return Err(format!("unknown format '{f}' (cargo, kconfig or list)")),
     }
