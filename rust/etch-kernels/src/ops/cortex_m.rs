@@ -301,7 +301,9 @@ fn conv_args<'c>(
     };
     // Views the caller owns (`io_into`): `io` returned them through a
     // `Result` that this frame copied (784 B at opt-level "z", issue 12).
-    let (mut ins, mut outs) = ([None; 5], [TensorViewMut::empty()]);
+    // Two lets, not a tuple: the tuple was built aside and copied (140 B).
+    let mut ins = [None; 5];
+    let mut outs = [TensorViewMut::empty()];
     ctx.io_into([0, 1, 2, 8 + d, 9 + d], [13 + d], &mut ins, &mut outs)?;
     let ([x, w, bias, mult, shift], [out]) = (&ins, &mut outs);
     let (Some(x), Some(w), Some(mult), Some(shift)) = (x, w, mult, shift) else {
