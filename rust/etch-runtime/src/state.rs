@@ -202,12 +202,29 @@ impl Layout {
             ..Layout::default()
         };
         let mut at = Cursor::default();
+        // A file stores a 4-byte offset per instruction besides its other
+        // words, so as many instructions as program words come from chains
+        // sharing one instruction vector (`InvalidProgram`, `at` = the
+        // number of words, with or without verification; checked before
+        // reading the next instruction: 12 B less); the look-backs for
+        // duplicates share a budget of one instruction read (or chain
+        // passed) per program byte. Both keep the walk linear in the
+        // program's size.
+        let words = plan.0.buffer().len() / 4;
+        let mut budget = plan.0.buffer().len();
         loop {
-            let f = facts(plan, Some(kernels), layout.instructions, &mut at)?;
+            let i = layout.instructions;
+            if i >= words {
+                return Err(Error::new(
+                    ErrorCode::InvalidProgram,
+                    "as many instructions as program words",
+                    i as u32,
+                ));
+            }
+            let f = facts(plan, Some(kernels), i, &mut at)?;
             if f.op == END {
                 break;
             }
-            let i = layout.instructions;
             layout.instructions += 1;
             let kernel = kernels.get(f.kernel);
             if let Some(kernel) = kernel {
@@ -228,8 +245,22 @@ impl Layout {
                 END
             };
             let target = if f.target != NONE { f.target } else { END };
+            // A look-back runs if the budget has the most it can cost left,
+            // and spends it: reading `i` instructions and passing the chains
+            // before this one (empty ones included). Else 0: the walk counts
+            // the value or operator as new (a spare state slot, never read:
+            // `slot_of` finds the first; or one missing operator counted
+            // twice) rather than take time quadratic in the file. The
+            // counting walk and the filling walk spend it the same way, so
+            // they agree on every count.
             let seen = if op != END || target != END {
-                earlier(plan, i, op, target)?
+                match budget.checked_sub(i + at.chain) {
+                    Some(left) => {
+                        budget = left;
+                        earlier(plan, i, op, target)?
+                    }
+                    None => 0,
+                }
             } else {
                 0
             };

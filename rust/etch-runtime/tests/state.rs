@@ -450,3 +450,175 @@ fn kernel_slices_longer_than_the_state_indexes_are_rejected() {
     assert_error(e, ErrorCode::RegistrationExceedingMaxKernels, 65_537);
     assert!(state.iter().all(|&b| b == 0xa5));
 }
+
+/// What the hostile programs of [`hostile`] repeat.
+#[derive(Clone, Copy)]
+enum H {
+    /// `n` instructions `move v0 -> v(k+1)`, and then `move v0 -> v1`
+    /// again if `true`: n (+ 1) run-time written values.
+    Moves(usize, bool),
+    /// `n` instructions, instruction k calling operator k, every operator
+    /// `test::gone` (not registered).
+    Missing(usize),
+    /// `m` chains sharing one chain whose instructions are `k` times the
+    /// same `move v0 -> v1`: m x k instructions from m + k offsets.
+    Aliased(usize, usize),
+}
+
+/// A program made to make the state walk slow; values v0 = Int 7, then
+/// Int 0 as many times as instructions write (one table, many offsets);
+/// output v1.
+fn hostile(h: H) -> (Vec<u128>, usize) {
+    let mut fb = Fb::default();
+    let int = |fb: &mut Fb, x: i64| {
+        let t = fb.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
+        fb.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
+    };
+    let seven = int(&mut fb, 7);
+    let zero = int(&mut fb, 0);
+    let n_values = match h {
+        H::Moves(n, _) => n + 1,
+        _ => 2,
+    };
+    let mut value_refs = vec![seven];
+    value_refs.extend(std::iter::repeat_n(zero, n_values - 1));
+    let values = fb.refs(&value_refs);
+    let mv = |fb: &mut Fb, to: i32| {
+        let m = fb.table(&[
+            (0, F::Bytes(0i32.to_le_bytes().to_vec())),
+            (1, F::Bytes(to.to_le_bytes().to_vec())),
+        ]);
+        fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(m))])
+    };
+    let chain_io = fb.scalars(&[]);
+    let chain = |fb: &mut Fb, refs: &[usize]| {
+        let instructions = fb.refs(refs);
+        fb.table(&[
+            (0, F::Ref(chain_io)),
+            (1, F::Ref(chain_io)),
+            (2, F::Ref(instructions)),
+        ])
+    };
+    let (chain_refs, n_ops) = match h {
+        H::Moves(n, again) => {
+            let mut refs: Vec<usize> = (0..n).map(|k| mv(&mut fb, k as i32 + 1)).collect();
+            if again {
+                refs.push(mv(&mut fb, 1));
+            }
+            (vec![chain(&mut fb, &refs)], 1)
+        }
+        H::Missing(n) => {
+            let args = fb.scalars(&[]);
+            let refs: Vec<usize> = (0..n)
+                .map(|k| {
+                    let call = fb.table(&[
+                        (0, F::Bytes((k as i32).to_le_bytes().to_vec())),
+                        (1, F::Ref(args)),
+                    ]);
+                    fb.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
+                })
+                .collect();
+            (vec![chain(&mut fb, &refs)], n)
+        }
+        H::Aliased(m, k) => {
+            let one = mv(&mut fb, 1);
+            let c = chain(&mut fb, &vec![one; k]);
+            (vec![c; m], 1)
+        }
+    };
+    let chains = fb.refs(&chain_refs);
+    let (name, overload) = (fb.string("test::gone"), fb.string(""));
+    let gone = fb.table(&[(0, F::Ref(name)), (1, F::Ref(overload))]);
+    let operators = fb.refs(&vec![gone; n_ops]);
+    let inputs = fb.scalars(&[]);
+    let outputs = fb.scalars(&i32s(&[1]));
+    let sizes = fb.scalars(&[0i64.to_le_bytes().to_vec()]);
+    let name = fb.string("forward");
+    let plan = fb.table(&[
+        (0, F::Ref(name)),
+        (2, F::Ref(values)),
+        (3, F::Ref(inputs)),
+        (4, F::Ref(outputs)),
+        (5, F::Ref(chains)),
+        (6, F::Ref(operators)),
+        (8, F::Ref(sizes)),
+    ]);
+    let plans = fb.refs(&[plan]);
+    let root = fb.table(&[
+        (0, F::Bytes(0u32.to_le_bytes().to_vec())),
+        (1, F::Ref(plans)),
+    ]);
+    let len = fb.0.len() + 8;
+    (fb.finish(root), len)
+}
+
+/// The state walk's time on files made to make it slow: each outcome exact,
+/// each well under 2 s (a debug build: 22 to 25 ms for the 96 KB files.
+/// Before the look-back budget and the instruction cap, they took 0.43 to
+/// 0.56 s, quadratic in their size, and `Aliased` did not finish in 500 s).
+#[test]
+fn hostile_programs_load_in_bounded_time() {
+    use std::time::{Duration, Instant};
+    let timed = |h: H, f: &dyn Fn(&[u8], Verification)| {
+        let (words, len) = hostile(h);
+        let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
+        for verification in [Verification::Minimal, Verification::InternalConsistency] {
+            let t = Instant::now();
+            f(bytes, verification);
+            let took = t.elapsed();
+            eprintln!("{len} B, {verification:?}: {took:?}");
+            assert!(took < Duration::from_secs(2), "{verification:?}: {took:?}");
+        }
+    };
+    let run = |bytes: &[u8], v: Verification, n: usize, slots: usize| {
+        let program = Program::from_bytes(bytes, v).unwrap();
+        let meta = program.method_meta("forward").unwrap();
+        assert_eq!(meta.num_instructions().unwrap(), n);
+        assert_eq!(
+            meta.method_state_bytes(&KERNELS).unwrap(),
+            n * 2 + slots * 12
+        );
+        let mut state = vec![0u8; n * 2 + slots * 12];
+        let mut planned: [&mut [u8]; 0] = [];
+        let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
+        assert!(matches!(method.output(0), Ok(Output::Int(0))));
+        method.execute().unwrap();
+        assert!(matches!(method.output(0), Ok(Output::Int(7))));
+    };
+    // 2,000 distinct written values: one slot each.
+    timed(H::Moves(2_000, false), &|b, v| run(b, v, 2_000, 2_000));
+    // v1 written again after them: the look-back budget (one instruction
+    // per program byte) ran out long before, so v1 gets a second, spare
+    // slot (found second, never read).
+    timed(H::Moves(2_000, true), &|b, v| run(b, v, 2_001, 2_001));
+    // Early enough, the duplicate is found: 20 slots for 21 writes.
+    timed(H::Moves(20, true), &|b, v| run(b, v, 21, 20));
+    // 2,000 distinct missing operators.
+    timed(H::Missing(2_000), &|b, v| {
+        let program = Program::from_bytes(b, v).unwrap();
+        let meta = program.method_meta("forward").unwrap();
+        assert_eq!(meta.count_missing_operators(&KERNELS).unwrap(), 2_000);
+        let mut state = vec![0u8; meta.method_state_bytes(&KERNELS).unwrap()];
+        let mut planned: [&mut [u8]; 0] = [];
+        let e = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[])
+            .err()
+            .unwrap();
+        assert_error(e, ErrorCode::OperatorMissing, 2_000);
+    });
+    // 4,000 chains sharing 4,000 instructions: 16 million instructions in
+    // a 32 KB file. The verifier gives up (its budget); without it, the
+    // walk stops at the first instruction past the program's words.
+    let len = hostile(H::Aliased(4_000, 4_000)).1;
+    timed(H::Aliased(4_000, 4_000), &|b, v| {
+        let program = Program::from_bytes(b, v);
+        // Without `verify`, InternalConsistency is the minimal check.
+        if v == Verification::InternalConsistency && cfg!(feature = "verify") {
+            let e = program.err().unwrap();
+            assert_eq!(e.code, ErrorCode::InvalidProgram);
+            return;
+        }
+        let meta = program.unwrap().method_meta("forward").unwrap();
+        let e = meta.method_state_bytes(&KERNELS).err().unwrap();
+        assert_error(e, ErrorCode::InvalidProgram, (len / 4) as u32);
+    });
+}
