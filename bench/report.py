@@ -101,6 +101,7 @@ def footprint_section(root, results):
         f"| core, verification compiled out | {core_n:,} B | 8,192 B |",
         f"| DS-CNN kernels with `dsp` | {k:,} B | 16,384 B |",
         f"| stack of one DS-CNN inference (bench firmware) | {m4.get('inference_stack_bytes', 0):,} B | 2,048 B |",
+        "| stack of one DS-CNN inference, Zephyr `samples/keyword_spotting` through the C API (mps2/an386; qemu_cortex_m3; docs/zephyr.md, not measured by this script) | 1,808 B; 1,824 B | 2,048 B |",
         f"| instructions per inference, Cortex-M4 | {m4['instructions_per_inference']:,} | ≤ 6,794,693 (+1 % of 6,727,419) |",
         "",
         "Before issue 12's work (main at d98d818): core 28,882 B with verification, 22,408 B without;",
@@ -115,6 +116,12 @@ def footprint_section(root, results):
         "tap table sized for 5x5 kernels: inference stack 3,916 -> 2,008 B on Cortex-M4; the reader's",
         "accessors return positions and share one out-of-line reader per kind of field, a three-word",
         "`Table`, no `memcmp`: core 16,920 -> 14,392 B with verification, 13,992 -> 11,456 B without.",
+        "Then (main at 2da51e6 -> 29c3c55): execute decodes instructions with the load walk's own",
+        "reader (what load proved is not re-checked), a delegate's backend is found at load, one",
+        "reader for strings and vectors returns slices in registers, one array of call pieces, the",
+        "conv adapter's views built in place (no `memcpy` of a tuple):",
+        "core 11,648 -> 10,376 B with verification, 8,960 -> 7,688 B without; inference stack",
+        "2,000 -> 1,664 B (bench firmware), 2,496 -> 1,808 B (Zephyr sample, mps2/an386).",
         "Where the stack still goes: `arm-none-eabi-objdump -d` of the firmware, the largest",
         "`sub sp, #N` prologues (the depthwise kernel's tap table and chunk constants, the adapters).",
         "What changed and what is left: docs/architecture.md, \"Footprint\". The ten largest",
@@ -193,7 +200,11 @@ LIMITS = {
         # key, guard, target, what
         ("instructions_per_inference", 4_810_000, 5_000_000,
          "instructions (guard: 4,785,634 measured + 0.5 %; issue 14 target 5.0 M)"),
-        ("flash_core_bytes", 14_551, 12_288, "core flash, bench firmware (14,478 at a0e2741 + 0.5 %)"),
+        # No target of its own: the etch_pte + etch_runtime symbols of the bench
+        # firmware, with verification and the kernel-call path (KernelContext),
+        # which check-embedded's probe_core (issue 12's core) does not link.
+        ("flash_core_bytes", 14_291, None,
+         "core flash, bench firmware with verification and the kernel-call path (14,220 at 29c3c55 + 0.5 %)"),
         ("flash_kernels_bytes", 16_060, 16_384, "DS-CNN kernels flash with dsp (15,980 + 0.5 %)"),
         ("inference_stack_bytes", 1_672, 2_048, "stack of one inference (1,664 measured + 0.5 %)"),
     ],
@@ -217,8 +228,11 @@ def check_limits(results):
     for r in results:
         for key, guard, target, what in LIMITS.get(r["target"], []):
             value = r[key]
-            state = "meets" if value <= target else "above"
-            line = f"{r['target']} {what}: {value:,} (guard {guard:,}; target {target:,}: {state})"
+            if target is None:
+                line = f"{r['target']} {what}: {value:,} (guard {guard:,})"
+            else:
+                state = "meets" if value <= target else "above"
+                line = f"{r['target']} {what}: {value:,} (guard {guard:,}; target {target:,}: {state})"
             if value > guard:
                 print("FAIL " + line)
                 ok = False
