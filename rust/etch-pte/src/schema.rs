@@ -639,8 +639,11 @@ table_view!(
 
 /// The decoded arguments of an [`Instruction`].
 // Discriminants are the union tags (`InstructionKind`), as for `Value`.
+// A word-wide tag: with `repr(u8)` a copy of the enum moved its three
+// padding bytes too, which LLVM did with an unaligned `ldrh` (a UsageFault
+// under CCR.UNALIGN_TRP, tools/ci/unaligned-trap.sh).
 #[derive(Clone, Copy, Debug)]
-#[repr(u8)]
+#[repr(u32)]
 pub enum InstructionArgs<'a> {
     KernelCall {
         op_index: i32,
