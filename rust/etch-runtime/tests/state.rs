@@ -100,6 +100,78 @@ impl Fb {
         self.prepend(&b)
     }
 
+    /// An `Int` EValue (tag 2).
+    fn int(&mut self, x: i64) -> usize {
+        let t = self.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
+        self.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
+    }
+
+    /// A `Bool` EValue (tag 3).
+    fn bool(&mut self, b: bool) -> usize {
+        let t = self.table(&[(0, F::Bytes(vec![b as u8]))]);
+        self.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(t))])
+    }
+
+    /// An instruction: a KernelCall (tag 1) of operator `op` with the
+    /// argument vector at `args`.
+    fn kernel_call(&mut self, op: i32, args: usize) -> usize {
+        let call = self.table(&[(0, F::Bytes(op.to_le_bytes().to_vec())), (1, F::Ref(args))]);
+        self.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
+    }
+
+    /// An instruction: a MoveCall (tag 3) of `from` to `to`.
+    fn move_call(&mut self, from: i32, to: i32) -> usize {
+        let m = self.table(&[
+            (0, F::Bytes(from.to_le_bytes().to_vec())),
+            (1, F::Bytes(to.to_le_bytes().to_vec())),
+        ]);
+        self.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(m))])
+    }
+
+    /// A chain of the instruction vector at `instructions`; its inputs and
+    /// outputs are the (empty) vector at `io`.
+    fn chain(&mut self, io: usize, instructions: usize) -> usize {
+        self.table(&[(0, F::Ref(io)), (1, F::Ref(io)), (2, F::Ref(instructions))])
+    }
+
+    /// An operator `name` with the empty overload.
+    fn operator(&mut self, name: &str) -> usize {
+        let (n, o) = (self.string(name), self.string(""));
+        self.table(&[(0, F::Ref(n)), (1, F::Ref(o))])
+    }
+
+    /// The file of one plan, "forward", of the given values, chains and
+    /// operators, no inputs, outputs `outputs` and one empty memory id;
+    /// with its length in bytes.
+    fn method_file(
+        mut self,
+        values: usize,
+        chains: usize,
+        operators: usize,
+        outputs: &[i32],
+    ) -> (Vec<u128>, usize) {
+        let inputs = self.scalars(&[]);
+        let outputs = self.scalars(&i32s(outputs));
+        let sizes = self.scalars(&[0i64.to_le_bytes().to_vec()]);
+        let name = self.string("forward");
+        let plan = self.table(&[
+            (0, F::Ref(name)),
+            (2, F::Ref(values)),
+            (3, F::Ref(inputs)),
+            (4, F::Ref(outputs)),
+            (5, F::Ref(chains)),
+            (6, F::Ref(operators)),
+            (8, F::Ref(sizes)),
+        ]);
+        let plans = self.refs(&[plan]);
+        let root = self.table(&[
+            (0, F::Bytes(0u32.to_le_bytes().to_vec())),
+            (1, F::Ref(plans)),
+        ]);
+        let len = self.0.len() + 8;
+        (self.finish(root), len)
+    }
+
     /// The file: root offset, "ET12", the objects; 16-byte aligned copy.
     fn finish(mut self, root: usize) -> Vec<u128> {
         let len = self.0.len() + 8;
@@ -116,32 +188,27 @@ fn i32s(v: &[i32]) -> Vec<Vec<u8>> {
     v.iter().map(|x| x.to_le_bytes().to_vec()).collect()
 }
 
+/// The value table of [`program`] and [`jumps`]: v0 = Int 5, v1 = Int 0,
+/// v2 = Int 0, v3 = Bool false.
+fn four_values(fb: &mut Fb) -> usize {
+    let v0 = fb.int(5);
+    let v1 = fb.int(0);
+    let v2 = fb.int(0);
+    let v3 = fb.bool(false);
+    fb.refs(&[v0, v1, v2, v3])
+}
+
 /// The program with its four instructions split into chains as `split`
 /// says (instruction numbers per chain, in order).
 fn program(split: &[&[usize]]) -> (Vec<u128>, usize) {
     let mut fb = Fb::default();
-    // EValue tags: Int 2, Bool 3; instruction tags: KernelCall 1, MoveCall 3.
-    let int = |fb: &mut Fb, x: i64| {
-        let t = fb.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
-        fb.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
-    };
-    let v0 = int(&mut fb, 5);
-    let v1 = int(&mut fb, 0);
-    let v2 = int(&mut fb, 0);
-    let b = fb.table(&[(0, F::Bytes(vec![0]))]);
-    let v3 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(b))]);
-    let values = fb.refs(&[v0, v1, v2, v3]);
+    let values = four_values(&mut fb);
     let kernel = |fb: &mut Fb, op: i32, args: &[i32]| {
         let a = fb.scalars(&i32s(args));
-        let call = fb.table(&[(0, F::Bytes(op.to_le_bytes().to_vec())), (1, F::Ref(a))]);
-        fb.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
+        fb.kernel_call(op, a)
     };
     let i0 = kernel(&mut fb, 0, &[0, 2]);
-    let mv = fb.table(&[
-        (0, F::Bytes(2i32.to_le_bytes().to_vec())),
-        (1, F::Bytes(1i32.to_le_bytes().to_vec())),
-    ]);
-    let i1 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(mv))]);
+    let i1 = fb.move_call(2, 1);
     let i2 = kernel(&mut fb, 0, &[1, 2]);
     let i3 = kernel(&mut fb, 1, &[3, 3]);
     let all = [i0, i1, i2, i3];
@@ -149,40 +216,13 @@ fn program(split: &[&[usize]]) -> (Vec<u128>, usize) {
     let mut chain_refs = Vec::new();
     for part in split {
         let instructions = fb.refs(&part.iter().map(|&k| all[k]).collect::<Vec<_>>());
-        chain_refs.push(fb.table(&[
-            (0, F::Ref(chain_io)),
-            (1, F::Ref(chain_io)),
-            (2, F::Ref(instructions)),
-        ]));
+        chain_refs.push(fb.chain(chain_io, instructions));
     }
     let chains = fb.refs(&chain_refs);
-    let op = |fb: &mut Fb, name: &str| {
-        let (n, o) = (fb.string(name), fb.string(""));
-        fb.table(&[(0, F::Ref(n)), (1, F::Ref(o))])
-    };
-    let inc = op(&mut fb, "test::inc");
-    let not = op(&mut fb, "test::not");
+    let inc = fb.operator("test::inc");
+    let not = fb.operator("test::not");
     let operators = fb.refs(&[inc, not]);
-    let inputs = fb.scalars(&[]);
-    let outputs = fb.scalars(&i32s(&[2, 1, 0, 3]));
-    let sizes = fb.scalars(&[0i64.to_le_bytes().to_vec()]);
-    let name = fb.string("forward");
-    let plan = fb.table(&[
-        (0, F::Ref(name)),
-        (2, F::Ref(values)),
-        (3, F::Ref(inputs)),
-        (4, F::Ref(outputs)),
-        (5, F::Ref(chains)),
-        (6, F::Ref(operators)),
-        (8, F::Ref(sizes)),
-    ]);
-    let plans = fb.refs(&[plan]);
-    let root = fb.table(&[
-        (0, F::Bytes(0u32.to_le_bytes().to_vec())),
-        (1, F::Ref(plans)),
-    ]);
-    let len = fb.0.len() + 8;
-    (fb.finish(root), len)
+    fb.method_file(values, chains, operators, &[2, 1, 0, 3])
 }
 
 fn inc(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
@@ -291,16 +331,7 @@ enum I {
 /// in the chains given; outputs v2, v1.
 fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
     let mut fb = Fb::default();
-    let int = |fb: &mut Fb, x: i64| {
-        let t = fb.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
-        fb.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
-    };
-    let v0 = int(&mut fb, 5);
-    let v1 = int(&mut fb, 0);
-    let v2 = int(&mut fb, 0);
-    let b = fb.table(&[(0, F::Bytes(vec![0]))]);
-    let v3 = fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(b))]);
-    let values = fb.refs(&[v0, v1, v2, v3]);
+    let values = four_values(&mut fb);
     let chain_io = fb.scalars(&[]);
     let mut chain_refs = Vec::new();
     for chain in chains {
@@ -309,8 +340,7 @@ fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
             refs.push(match *i {
                 I::Inc(a, b) => {
                     let args = fb.scalars(&i32s(&[a, b]));
-                    let call = fb.table(&[(0, F::Bytes(vec![0; 4])), (1, F::Ref(args))]);
-                    fb.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
+                    fb.kernel_call(0, args)
                 }
                 I::JumpFalse(d) => {
                     let jf = fb.table(&[
@@ -322,36 +352,12 @@ fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
             });
         }
         let instructions = fb.refs(&refs);
-        chain_refs.push(fb.table(&[
-            (0, F::Ref(chain_io)),
-            (1, F::Ref(chain_io)),
-            (2, F::Ref(instructions)),
-        ]));
+        chain_refs.push(fb.chain(chain_io, instructions));
     }
     let chains = fb.refs(&chain_refs);
-    let (n, o) = (fb.string("test::inc"), fb.string(""));
-    let inc = fb.table(&[(0, F::Ref(n)), (1, F::Ref(o))]);
+    let inc = fb.operator("test::inc");
     let operators = fb.refs(&[inc]);
-    let inputs = fb.scalars(&[]);
-    let outputs = fb.scalars(&i32s(&[2, 1]));
-    let sizes = fb.scalars(&[0i64.to_le_bytes().to_vec()]);
-    let name = fb.string("forward");
-    let plan = fb.table(&[
-        (0, F::Ref(name)),
-        (2, F::Ref(values)),
-        (3, F::Ref(inputs)),
-        (4, F::Ref(outputs)),
-        (5, F::Ref(chains)),
-        (6, F::Ref(operators)),
-        (8, F::Ref(sizes)),
-    ]);
-    let plans = fb.refs(&[plan]);
-    let root = fb.table(&[
-        (0, F::Bytes(0u32.to_le_bytes().to_vec())),
-        (1, F::Ref(plans)),
-    ]);
-    let len = fb.0.len() + 8;
-    (fb.finish(root), len)
+    fb.method_file(values, chains, operators, &[2, 1])
 }
 
 /// A JumpFalse destination is an index in its own chain; one past the
@@ -470,12 +476,8 @@ enum H {
 /// output v1.
 fn hostile(h: H) -> (Vec<u128>, usize) {
     let mut fb = Fb::default();
-    let int = |fb: &mut Fb, x: i64| {
-        let t = fb.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
-        fb.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
-    };
-    let seven = int(&mut fb, 7);
-    let zero = int(&mut fb, 0);
+    let seven = fb.int(7);
+    let zero = fb.int(0);
     let n_values = match h {
         H::Moves(n, _) => n + 1,
         _ => 2,
@@ -483,73 +485,34 @@ fn hostile(h: H) -> (Vec<u128>, usize) {
     let mut value_refs = vec![seven];
     value_refs.extend(std::iter::repeat_n(zero, n_values - 1));
     let values = fb.refs(&value_refs);
-    let mv = |fb: &mut Fb, to: i32| {
-        let m = fb.table(&[
-            (0, F::Bytes(0i32.to_le_bytes().to_vec())),
-            (1, F::Bytes(to.to_le_bytes().to_vec())),
-        ]);
-        fb.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(m))])
-    };
     let chain_io = fb.scalars(&[]);
     let chain = |fb: &mut Fb, refs: &[usize]| {
         let instructions = fb.refs(refs);
-        fb.table(&[
-            (0, F::Ref(chain_io)),
-            (1, F::Ref(chain_io)),
-            (2, F::Ref(instructions)),
-        ])
+        fb.chain(chain_io, instructions)
     };
     let (chain_refs, n_ops) = match h {
         H::Moves(n, again) => {
-            let mut refs: Vec<usize> = (0..n).map(|k| mv(&mut fb, k as i32 + 1)).collect();
+            let mut refs: Vec<usize> = (0..n).map(|k| fb.move_call(0, k as i32 + 1)).collect();
             if again {
-                refs.push(mv(&mut fb, 1));
+                refs.push(fb.move_call(0, 1));
             }
             (vec![chain(&mut fb, &refs)], 1)
         }
         H::Missing(n) => {
             let args = fb.scalars(&[]);
-            let refs: Vec<usize> = (0..n)
-                .map(|k| {
-                    let call = fb.table(&[
-                        (0, F::Bytes((k as i32).to_le_bytes().to_vec())),
-                        (1, F::Ref(args)),
-                    ]);
-                    fb.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
-                })
-                .collect();
+            let refs: Vec<usize> = (0..n).map(|k| fb.kernel_call(k as i32, args)).collect();
             (vec![chain(&mut fb, &refs)], n)
         }
         H::Aliased(m, k) => {
-            let one = mv(&mut fb, 1);
+            let one = fb.move_call(0, 1);
             let c = chain(&mut fb, &vec![one; k]);
             (vec![c; m], 1)
         }
     };
     let chains = fb.refs(&chain_refs);
-    let (name, overload) = (fb.string("test::gone"), fb.string(""));
-    let gone = fb.table(&[(0, F::Ref(name)), (1, F::Ref(overload))]);
+    let gone = fb.operator("test::gone");
     let operators = fb.refs(&vec![gone; n_ops]);
-    let inputs = fb.scalars(&[]);
-    let outputs = fb.scalars(&i32s(&[1]));
-    let sizes = fb.scalars(&[0i64.to_le_bytes().to_vec()]);
-    let name = fb.string("forward");
-    let plan = fb.table(&[
-        (0, F::Ref(name)),
-        (2, F::Ref(values)),
-        (3, F::Ref(inputs)),
-        (4, F::Ref(outputs)),
-        (5, F::Ref(chains)),
-        (6, F::Ref(operators)),
-        (8, F::Ref(sizes)),
-    ]);
-    let plans = fb.refs(&[plan]);
-    let root = fb.table(&[
-        (0, F::Bytes(0u32.to_le_bytes().to_vec())),
-        (1, F::Ref(plans)),
-    ]);
-    let len = fb.0.len() + 8;
-    (fb.finish(root), len)
+    fb.method_file(values, chains, operators, &[1])
 }
 
 /// The state walk's time on files made to make it slow: each outcome exact,
