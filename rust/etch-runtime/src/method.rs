@@ -185,11 +185,12 @@ fn check_tensor(
 }
 
 /// The first `nbytes` of tensor `t`'s data (for an output that is a view,
-/// `t` is the tensor it aliases): its planned bytes or its constant data. `InvalidState` when it has neither (not an error at
-/// load, where `check_tensor` calls it for every tensor value), `NotSupported`
-/// for a planned tensor with initial data, `InvalidProgram` for planned
-/// bytes outside their buffer; errors carry `i`. One copy for load's check
-/// and for reading outputs.
+/// `t` is the tensor it aliases): its planned bytes or its constant data.
+/// `InvalidState` when it has neither (not an error at load, where
+/// `check_tensor` calls it for every tensor value), `NotSupported` for a
+/// planned tensor with initial data, `InvalidProgram` for planned bytes
+/// outside their buffer; errors carry `i`. One copy for load's check and
+/// for reading outputs.
 #[inline(never)]
 fn tensor_data<'p>(
     planned: &'p [&mut [u8]],

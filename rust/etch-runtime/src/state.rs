@@ -491,7 +491,7 @@ impl OverridesMut<'_> {
         Overrides(self.0)
     }
 
-    /// Sets the payload of value `v`'s slot; `NotFound` if it has none.
+    /// Sets the payload of value `v`'s slot; `InvalidState` if it has none.
     pub(crate) fn set(&mut self, v: usize, payload: u64) -> Result<()> {
         let slot = slot_of(self.0, v).ok_or(Error::new(
             ErrorCode::InvalidState,
