@@ -57,9 +57,11 @@ REFERENCE = {
 }
 
 
-def export(arch, path, cm_cpu=CM_CPU):
+def export(arch, path, cm_cpu=CM_CPU, int8_io=False):
     """(pte bytes, input, reference output, intermediates or None); `cm_cpu`:
-    the cortex_m flow's target CPU (tools/export/mlperf_tiny.py: M55)."""
+    the cortex_m flow's target CPU (tools/export/mlperf_tiny.py: M55);
+    `int8_io` (cm only): int8 input and output as the DS-CNN fixture
+    (QuantizeInputs/QuantizeOutputs; the input quantized as the kernels do)."""
     model, shape = zoo_models.make(arch)
     x = models.fixed_input(shape)
     if path == "f32":
@@ -68,7 +70,7 @@ def export(arch, path, cm_cpu=CM_CPU):
     if path == "int8":
         buf = ef.portable_int8_program(model, x, models.calibration(shape), per_channel=True)
         return buf, x.numpy(), ef.runtime_output(buf, x).numpy(), None
-    edge, ep, _, to_input = ef.cortex_m_program(model, x, models.calibration(shape), cm_cpu, int8_io=False)
+    edge, ep, _, to_input = ef.cortex_m_program(model, x, models.calibration(shape), cm_cpu, int8_io=int8_io)
     x_in = to_input(x)
     out, record = ef.reference_run(ep, x_in)
     buf = ef.to_pte(edge, ep)
