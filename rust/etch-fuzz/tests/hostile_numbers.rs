@@ -277,3 +277,38 @@ fn overflowing_tap_positions_are_invalid_arguments() {
         assert_eq!(max_pool_s8(&g, (-128, 127), &input, &mut out), bad);
     }
 }
+
+/// Issue 24: the `step` of `aten::slice_copy` comes from the file and was
+/// multiplied into a stride unchecked (`*s *= step as usize`): "attempt to
+/// multiply with overflow" in every overflow-checked build. Every step Int of
+/// every slice_copy in the LSTM zoo fixture, set to a huge value, is now an
+/// invalid argument; a negative step (wraps in `as usize`) and zero too.
+#[test]
+fn huge_slice_copy_steps_are_invalid_arguments() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/zoo");
+    let base = std::fs::read(dir.join("lstm_f32.pte")).unwrap();
+    assert_eq!(both(&base), [Ok(()), Ok(())], "lstm_f32 runs unmodified");
+    let mut cases = 0;
+    for args in calls(&base, "aten::slice_copy") {
+        let Value::Int(_) = evalue(&base, args[4]).value().unwrap() else {
+            panic!("slice_copy step is not an Int");
+        };
+        let val = evalue(&base, args[4])
+            .0
+            .table(slot::evalue::VAL)
+            .unwrap()
+            .unwrap();
+        let at = val.field(slot::single::VALUE, 8).unwrap().unwrap();
+        for step in [i64::MAX, (1 << 62) + 1, -1, 0] {
+            let mut bytes = base.clone();
+            bytes[at..at + 8].copy_from_slice(&step.to_le_bytes());
+            if step == (1 << 62) + 1 {
+                save(&format!("lstm_f32-slice_copy-step-at{at}-huge"), &bytes);
+            }
+            let want = Err((Stage::Execute, ErrorCode::InvalidArgument));
+            assert_eq!(both(&bytes), [want, want], "step {step} @{at}");
+            cases += 1;
+        }
+    }
+    assert!(cases >= 4, "{cases} cases");
+}

@@ -258,10 +258,18 @@ fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let size = x.shape.size(dim as isize) as i64;
     let start = if start < 0 { start + size } else { start }.clamp(0, size) as usize;
     // Source strides with `dim` stepped, starting at `start`.
+    // `start` and `step` come from the file: every product is checked.
     let mut strides = x.shape.strides();
-    let base = strides.get(dim as usize).copied().unwrap_or(0) * start;
+    let base = strides
+        .get(dim as usize)
+        .copied()
+        .unwrap_or(0)
+        .checked_mul(start);
     if let Some(s) = strides.get_mut(dim as usize) {
-        *s *= step as usize;
+        *s = usize::try_from(step)
+            .ok()
+            .and_then(|step| s.checked_mul(step))
+            .ok_or(bad("slice_copy step"))?;
     }
     for d in 0..x.shape.rank() {
         if d != dim as usize && x.shape.size(d as isize) != out.shape.size(d as isize) {
@@ -269,7 +277,10 @@ fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         }
     }
     let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
-    let src = x.data.get(base * elem..).ok_or(bad("slice start"))?;
+    let base = base
+        .and_then(|b| b.checked_mul(elem))
+        .ok_or(bad("slice start"))?;
+    let src = x.data.get(base..).ok_or(bad("slice start"))?;
     let out_strides = out.shape.strides();
     let sizes = out.shape;
     copy::strided_copy(src, &strides, out.data, &out_strides, sizes.sizes(), elem)
