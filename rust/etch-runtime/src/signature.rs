@@ -23,6 +23,15 @@
 //! reaches flash; the schema text itself is kept (in [`Kernel::schema`]) only
 //! with the `schema-text` feature, for host tools. A type the parser does not
 //! know is a compile error, so a schema is never silently mis-declared.
+//!
+//! The same parser checks schemas registered at run time
+//! (`etch_register_kernel`), so it accepts exactly ExecuTorch's grammar for
+//! the types etch supports: `namespace::name[.overload]` up to the `(`,
+//! arguments `Type name[=default]` with distinct names and at most one `*`,
+//! ` -> ` and one return type or a parenthesised list (names optional),
+//! nothing after. Anything else (unbalanced parentheses, a missing return,
+//! trailing text, a duplicate name) is a compile error for `op!` and
+//! `InvalidArgument` at run time.
 
 use crate::{ArgKind, Error, ErrorCode, Result};
 
@@ -47,84 +56,149 @@ const fn at(s: &[u8], i: usize) -> u8 {
     }
 }
 
-/// The kind of one schema type (`Tensor(a!)`, `int[2]`, `Scalar?`, ...);
-/// `None` for a type etch does not know.
-const fn kind_of(ty: &[u8]) -> Option<ArgKind> {
-    // Drop the alias annotation: `Tensor(a!)` → `Tensor`, `Tensor(a!)[]` → `Tensor[]`.
-    let mut base = [0u8; 32];
-    let mut len = 0;
-    let mut i = 0;
-    let mut depth = 0;
-    while i < ty.len() {
-        let c = at(ty, i);
-        if c == b'(' {
-            depth += 1;
-        } else if c == b')' {
-            depth -= 1;
-        } else if depth == 0 {
-            if len >= base.len() {
-                return None; // schema type too long
-            }
-            base[len] = c;
-            len += 1;
-        }
+/// Whether `c` may start an identifier (`[A-Za-z_]`).
+const fn ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+/// End of the identifier (`[A-Za-z_][A-Za-z0-9_]*`) at `i`; `i` if none.
+const fn ident_end(s: &[u8], mut i: usize) -> usize {
+    if !ident_start(at(s, i)) {
+        return i;
+    }
+    while i < s.len() && (at(s, i).is_ascii_alphanumeric() || at(s, i) == b'_') {
         i += 1;
     }
-    let optional = len > 0 && at(&base, len - 1) == b'?';
-    if optional {
-        len -= 1;
+    i
+}
+
+/// First index at or after `i` that is not a space.
+const fn skip_spaces(s: &[u8], mut i: usize) -> usize {
+    while at(s, i) == b' ' {
+        i += 1;
     }
-    // `int[2]`, `SymInt[]`: a list; the length is not checked (PyTorch lets
-    // one value stand for all).
-    let mut list = false;
-    let mut elem = len;
+    i
+}
+
+/// Whether `s[from..to]` is `word`.
+const fn is_word(s: &[u8], from: usize, to: usize, word: &[u8]) -> bool {
+    if to < from || to - from != word.len() {
+        return false;
+    }
     let mut k = 0;
-    while k < len {
-        if at(&base, k) == b'[' {
-            list = true;
-            elem = k;
-            break;
+    while k < word.len() {
+        if at(s, from + k) != at(word, k) {
+            return false;
         }
         k += 1;
     }
-    let (b, n) = (&base, elem);
+    true
+}
+
+/// Whether `s[a..a + len]` and `s[b..b + len]` are equal.
+const fn same(s: &[u8], a: usize, b: usize, len: usize) -> bool {
+    let mut k = 0;
+    while k < len {
+        if at(s, a + k) != at(s, b + k) {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// One schema type at `i`, in ExecuTorch's grammar for the types etch
+/// supports: `Base`, `Tensor(a)` / `Tensor(a!)` (alias annotation, tensors
+/// only), then `[]` or `[N]` (a list; the length is not checked: PyTorch
+/// lets one value stand for all) and `?` (optional), or `Tensor?[]`.
+/// Returns its kind, where it ends, and whether it is a mutable tensor
+/// list (`Tensor(a!)[]`); `None` for anything else.
+const fn parse_type(s: &[u8], i: usize) -> Option<(ArgKind, usize, bool)> {
+    let base_end = ident_end(s, i);
+    if base_end == i {
+        return None; // no type name
+    }
+    let tensor = is_word(s, i, base_end, b"Tensor");
+    let mut j = base_end;
+    let mut mutable = false;
+    if at(s, j) == b'(' {
+        // Alias annotation: `(a)` or `(a!)`, on tensors only.
+        let set_end = ident_end(s, j + 1);
+        if !tensor || set_end == j + 1 {
+            return None;
+        }
+        j = set_end;
+        if at(s, j) == b'!' {
+            mutable = true;
+            j += 1;
+        }
+        if at(s, j) != b')' {
+            return None;
+        }
+        j += 1;
+    }
+    let mut opt_elem = false;
+    if at(s, j) == b'?' && at(s, j + 1) == b'[' {
+        opt_elem = true; // `Tensor?[]`
+        j += 1;
+    }
+    let mut list = false;
+    if at(s, j) == b'[' {
+        list = true;
+        j += 1;
+        while at(s, j).is_ascii_digit() {
+            j += 1;
+        }
+        if at(s, j) != b']' {
+            return None;
+        }
+        j += 1;
+    }
+    let optional = at(s, j) == b'?';
+    if optional {
+        j += 1;
+    }
+    let int = is_word(s, i, base_end, b"int") || is_word(s, i, base_end, b"SymInt");
     use ArgKind as A;
-    Some(match (list, optional) {
+    let kind = match (list, optional) {
         (false, false) => {
-            if eq(b, n, b"Tensor") {
+            if tensor {
                 A::Tensor
-            } else if eq(b, n, b"int") || eq(b, n, b"SymInt") {
+            } else if int {
                 A::Int
-            } else if eq(b, n, b"float") {
+            } else if is_word(s, i, base_end, b"float") {
                 A::Double
-            } else if eq(b, n, b"bool") {
+            } else if is_word(s, i, base_end, b"bool") {
                 A::Bool
-            } else if eq(b, n, b"Scalar") {
+            } else if is_word(s, i, base_end, b"Scalar") {
                 A::Scalar
-            } else if eq(b, n, b"ScalarType") {
+            } else if is_word(s, i, base_end, b"ScalarType") {
                 A::ScalarType
-            } else if eq(b, n, b"str") {
+            } else if is_word(s, i, base_end, b"str") {
                 A::String
             } else {
                 return None;
             }
         }
         (false, true) => {
-            if eq(b, n, b"Tensor") {
+            if tensor {
                 A::OptTensor
-            } else if eq(b, n, b"int") || eq(b, n, b"SymInt") {
+            } else if int {
                 A::OptInt
-            } else if eq(b, n, b"float") {
+            } else if is_word(s, i, base_end, b"float") {
                 A::OptDouble
-            } else if eq(b, n, b"bool") {
+            } else if is_word(s, i, base_end, b"bool") {
                 A::OptBool
-            } else if eq(b, n, b"Scalar") {
+            } else if is_word(s, i, base_end, b"Scalar") {
                 A::OptScalar
-            } else if eq(b, n, b"ScalarType") {
+            } else if is_word(s, i, base_end, b"ScalarType") {
                 A::OptScalarType
-            } else if eq(b, n, b"str") {
+            } else if is_word(s, i, base_end, b"str") {
                 A::OptString
-            } else if eq(b, n, b"Layout") || eq(b, n, b"Device") || eq(b, n, b"MemoryFormat") {
+            } else if is_word(s, i, base_end, b"Layout")
+                || is_word(s, i, base_end, b"Device")
+                || is_word(s, i, base_end, b"MemoryFormat")
+            {
                 // Serialized as an Int code, or None.
                 A::OptInt
             } else {
@@ -132,44 +206,77 @@ const fn kind_of(ty: &[u8]) -> Option<ArgKind> {
             }
         }
         (true, false) => {
-            if eq(b, n, b"Tensor") {
-                A::TensorList
-            } else if eq(b, n, b"Tensor?") {
+            if tensor && opt_elem {
                 A::OptTensorList
-            } else if eq(b, n, b"int") || eq(b, n, b"SymInt") {
+            } else if tensor {
+                A::TensorList
+            } else if int {
                 A::IntList
-            } else if eq(b, n, b"float") {
+            } else if is_word(s, i, base_end, b"float") {
                 A::DoubleList
-            } else if eq(b, n, b"bool") {
+            } else if is_word(s, i, base_end, b"bool") {
                 A::BoolList
             } else {
                 return None;
             }
         }
         (true, true) => {
-            if eq(b, n, b"int") || eq(b, n, b"SymInt") {
+            if int {
                 A::OptIntList
-            } else if eq(b, n, b"float") {
+            } else if is_word(s, i, base_end, b"float") {
                 A::OptDoubleList
             } else {
                 return None;
             }
         }
-    })
+    };
+    if opt_elem && !matches!(kind, A::OptTensorList) {
+        return None;
+    }
+    Some((kind, j, mutable && list))
 }
 
-const fn eq(buf: &[u8; 32], len: usize, word: &[u8]) -> bool {
-    if len != word.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < len {
-        if at(buf, i) != at(word, i) {
-            return false;
+/// End of a default value at `i` (`1`, `-1`, `0.01`, `None`, `False`,
+/// `[]`, `[1, 2]`, `'none'`): up to the `,` or `)` that ends the argument,
+/// brackets and quotes balanced. `None` if it is empty or unbalanced.
+const fn default_end(s: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    let mut depth = 0usize;
+    while i < s.len() {
+        let c = at(s, i);
+        if c == b'\'' || c == b'"' {
+            i += 1;
+            while i < s.len() && at(s, i) != c {
+                i += 1;
+            }
+            if i >= s.len() {
+                return None; // unterminated string
+            }
+        } else if c == b'[' || c == b'(' {
+            depth += 1;
+        } else if c == b']' || c == b')' {
+            if depth == 0 {
+                if c == b')' {
+                    break;
+                }
+                return None;
+            }
+            depth -= 1;
+        } else if c == b',' && depth == 0 {
+            break;
         }
         i += 1;
     }
-    true
+    // Trailing spaces are not part of the value.
+    let mut end = i;
+    while end > from && at(s, end - 1) == b' ' {
+        end -= 1;
+    }
+    if depth != 0 || end == from {
+        None
+    } else {
+        Some(end)
+    }
 }
 
 /// Index of the `(` that opens the argument list.
@@ -184,148 +291,190 @@ const fn open_paren(s: &[u8]) -> Option<usize> {
     None // no argument list
 }
 
-/// Index of the `)` matching the `(` at `open`.
-const fn close_paren(s: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0;
-    let mut i = open;
-    while i < s.len() {
-        if at(s, i) == b'(' {
-            depth += 1;
-        } else if at(s, i) == b')' {
-            depth -= 1;
-            if depth == 0 {
-                return Some(i);
-            }
-        }
-        i += 1;
-    }
-    None // unbalanced parentheses
-}
-
-/// Walks the types of a comma-separated list `s[from..to]` (each item
-/// `Type name=default` or just `Type`; `*` is skipped), calling back with
-/// each type's byte range. Written as a const "iterator": returns the
-/// number of types and fills `out` with their kinds while there is room;
-/// `None` if a type is unknown.
-const fn list_kinds(
-    s: &[u8],
-    from: usize,
-    to: usize,
-    out: &mut [ArgKind],
-    mut n: usize,
-) -> Option<usize> {
-    let mut i = from;
-    while i < to {
-        while i < to && (at(s, i) == b' ' || at(s, i) == b',') {
-            i += 1;
-        }
-        if i >= to {
-            break;
-        }
-        // The type runs to the first space at parenthesis depth 0.
-        let start = i;
-        let mut depth = 0;
-        while i < to && !(depth == 0 && (at(s, i) == b' ' || at(s, i) == b',')) {
-            if at(s, i) == b'(' {
-                depth += 1;
-            } else if at(s, i) == b')' {
-                depth -= 1;
-            }
-            i += 1;
-        }
-        let ty = match s.split_at_checked(i) {
-            Some((head, _)) => match head.split_at_checked(start) {
-                Some((_, ty)) => ty,
-                None => return None,
-            },
-            None => return None,
-        };
-        if !(ty.len() == 1 && at(ty, 0) == b'*') {
-            let kind = tri!(kind_of(ty));
-            if n < out.len() {
-                out[n] = kind;
-            }
-            n += 1;
-        }
-        // Skip the name and default value up to the next comma at depth 0.
-        let mut depth = 0;
-        while i < to && !(depth == 0 && at(s, i) == b',') {
-            if at(s, i) == b'(' || at(s, i) == b'[' {
-                depth += 1;
-            } else if at(s, i) == b')' || at(s, i) == b']' {
-                depth -= 1;
-            }
-            i += 1;
-        }
-    }
-    Some(n)
-}
-
-/// Whether `s[from..to]` declares a mutable tensor list (`Tensor(a!)[]`).
-const fn has_out_list(s: &[u8], from: usize, to: usize) -> bool {
-    let pat = b"!)[]";
-    let mut i = from;
-    while i + pat.len() <= to {
-        let mut k = 0;
-        while k < pat.len() && at(s, i + k) == at(pat, k) {
-            k += 1;
-        }
-        if k == pat.len() {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
+/// Most arguments whose names are compared for duplicates.
+const MAX_NAMED: usize = 32;
 
 /// Kinds of the whole argument list (arguments, then returns) into `out`;
-/// returns how many there are, `None` if the schema is malformed or names a
-/// type etch does not know.
+/// returns how many there are, `None` unless `schema` is, exactly,
+/// ExecuTorch's schema grammar for the types etch supports:
+/// `ns::name[.overload](Type name[=default], ..., *, ...) -> Returns` with
+/// `Returns` one type (optionally named) or a parenthesised list of them,
+/// argument names distinct, nothing after the returns.
 const fn all_kinds(schema: &str, out: &mut [ArgKind]) -> Option<usize> {
     let s = schema.as_bytes();
-    let open = tri!(open_paren(s));
-    let close = tri!(close_paren(s, open));
-    let n = tri!(list_kinds(s, open + 1, close, out, 0));
-    // Returns: `-> ()`, `-> Tensor(a!)`, `-> (Tensor(a!) a, Tensor(b!) b)`.
-    let mut i = close + 1;
-    while i + 1 < s.len() && !(at(s, i) == b'-' && at(s, i + 1) == b'>') {
+    // `namespace::name[.overload]`, then the argument list at once.
+    let ns_end = ident_end(s, 0);
+    if ns_end == 0 || at(s, ns_end) != b':' || at(s, ns_end + 1) != b':' {
+        return None;
+    }
+    let name_end = ident_end(s, ns_end + 2);
+    if name_end == ns_end + 2 {
+        return None;
+    }
+    let mut i = name_end;
+    if at(s, i) == b'.' {
+        let overload_end = ident_end(s, i + 1);
+        if overload_end == i + 1 {
+            return None;
+        }
+        i = overload_end;
+    }
+    if at(s, i) != b'(' {
+        return None;
+    }
+    i = skip_spaces(s, i + 1);
+
+    // Arguments.
+    let mut n = 0;
+    let mut out_list = false;
+    let mut star = false;
+    let mut names = [(0usize, 0usize); MAX_NAMED];
+    let mut named = 0;
+    if at(s, i) == b')' {
         i += 1;
+    } else {
+        loop {
+            if at(s, i) == b'*' {
+                if star {
+                    return None; // a second `*`
+                }
+                star = true;
+                i += 1;
+            } else {
+                let (kind, end, mutable_list) = tri!(parse_type(s, i));
+                if n < out.len() {
+                    out[n] = kind;
+                }
+                n += 1;
+                out_list |= mutable_list;
+                // A space, then the name.
+                if at(s, end) != b' ' {
+                    return None;
+                }
+                let from = skip_spaces(s, end);
+                let to = ident_end(s, from);
+                if to == from {
+                    return None; // no argument name
+                }
+                let mut k = 0;
+                while k < named {
+                    let (a, len) = names[k];
+                    if len == to - from && same(s, a, from, len) {
+                        return None; // duplicate argument name
+                    }
+                    k += 1;
+                }
+                if named == MAX_NAMED {
+                    return None;
+                }
+                names[named] = (from, to - from);
+                named += 1;
+                i = skip_spaces(s, to);
+                if at(s, i) == b'=' {
+                    i = tri!(default_end(s, skip_spaces(s, i + 1)));
+                }
+            }
+            i = skip_spaces(s, i);
+            if at(s, i) == b',' {
+                i = skip_spaces(s, i + 1);
+                if at(s, i) == b')' {
+                    return None; // trailing comma
+                }
+            } else if at(s, i) == b')' {
+                i += 1;
+                break;
+            } else {
+                return None;
+            }
+        }
     }
-    if i + 1 >= s.len() {
-        return None; // no `->` return
+    if star && at(s, i - 2) == b'*' {
+        return None; // `*` with nothing after it
     }
-    i += 2;
-    while i < s.len() && at(s, i) == b' ' {
-        i += 1;
+
+    // ` -> ` and the returns.
+    i = skip_spaces(s, i);
+    if at(s, i) != b'-' || at(s, i + 1) != b'>' {
+        return None;
     }
-    if i < s.len() && at(s, i) == b'(' {
-        // A tuple of values comes back as one list value: the emitter writes
-        // `(out, indices)` as a TensorList after the arguments.
-        let close = tri!(close_paren(s, i));
-        let mut scratch: [ArgKind; 0] = [];
-        match tri!(list_kinds(s, i + 1, close, &mut scratch, 0)) {
+    i = skip_spaces(s, i + 2);
+    if at(s, i) == b'(' {
+        // A tuple of values comes back as one list value: the emitter
+        // writes `(out, indices)` as a TensorList after the arguments.
+        i = skip_spaces(s, i + 1);
+        let mut returns = 0;
+        let mut first = ArgKind::Tensor;
+        if at(s, i) == b')' {
+            i += 1;
+        } else {
+            loop {
+                let (kind, end, _) = tri!(parse_type(s, i));
+                if returns == 0 {
+                    first = kind;
+                }
+                returns += 1;
+                i = skip_spaces(s, end);
+                // An optional return name.
+                if ident_start(at(s, i)) {
+                    if end == i {
+                        return None;
+                    }
+                    i = skip_spaces(s, ident_end(s, i));
+                }
+                if at(s, i) == b',' {
+                    i = skip_spaces(s, i + 1);
+                } else if at(s, i) == b')' {
+                    i += 1;
+                    break;
+                } else {
+                    return None;
+                }
+            }
+        }
+        match returns {
             // `-> ()` with a `Tensor(a!)[] out` argument (split_copy,
             // split_with_sizes_copy, unbind_copy): the emitter writes the
             // functional op's `Tensor[]` result, the out list again, after
             // the arguments (checked against ExecuTorch 1.5.1 exports).
-            0 if has_out_list(s, open, close) => {
+            0 if out_list => {
                 if n < out.len() {
                     out[n] = ArgKind::TensorList;
                 }
-                Some(n + 1)
+                n += 1;
             }
-            0 => Some(n),
-            1 => list_kinds(s, i + 1, close, out, n),
+            0 => {}
+            1 => {
+                if n < out.len() {
+                    out[n] = first;
+                }
+                n += 1;
+            }
             _ => {
                 if n < out.len() {
                     out[n] = ArgKind::TensorList;
                 }
-                Some(n + 1)
+                n += 1;
             }
         }
     } else {
-        list_kinds(s, i, s.len(), out, n)
+        let (kind, end, _) = tri!(parse_type(s, i));
+        if n < out.len() {
+            out[n] = kind;
+        }
+        n += 1;
+        i = skip_spaces(s, end);
+        if ident_start(at(s, i)) {
+            if end == i {
+                return None;
+            }
+            i = ident_end(s, i);
+        }
     }
+    // Nothing after the returns.
+    if skip_spaces(s, i) != s.len() {
+        return None;
+    }
+    Some(n)
 }
 
 /// Number of positions in a kernel call of `schema` (arguments and returns).
@@ -363,17 +512,15 @@ pub struct Parsed<'s> {
 /// more positions than `kinds` holds.
 pub fn parse<'s>(schema: &'s str, kinds: &mut [ArgKind]) -> Result<Parsed<'s>> {
     let bad = |what| Error::new(ErrorCode::InvalidArgument, what, 0);
-    let open = open_paren(schema.as_bytes()).ok_or(bad("schema has no argument list"))?;
-    let name = schema.get(..open).unwrap_or("").trim();
-    // Byte tests, not `str::contains`: its substring search can panic-link.
-    let b = name.as_bytes();
-    if !b.windows(2).any(|w| w == b"::") || b.contains(&b' ') {
-        return Err(bad("schema has no namespace::name"));
-    }
     let args = all_kinds(schema, kinds).ok_or(bad("malformed schema or unknown schema type"))?;
     if args > kinds.len() {
         return Err(bad("schema has too many arguments"));
     }
+    // `all_kinds` checked `namespace::name[.overload]` runs up to the `(`.
+    let open = open_paren(schema.as_bytes()).ok_or(bad("schema has no argument list"))?;
+    let name = schema
+        .get(..open)
+        .ok_or(bad("schema has no argument list"))?;
     Ok(Parsed { name, args })
 }
 
@@ -555,6 +702,133 @@ mod tests {
         assert_eq!(bad("y(Tensor a) -> ()", 8), invalid);
         assert_eq!(bad("", 8), invalid);
         assert_eq!(bad("x::y(Tensor(a!", 8), invalid);
+    }
+
+    /// The run-time parser (`etch_register_kernel`) against a table of
+    /// schemas: ExecuTorch's grammar for the types etch supports is
+    /// accepted with the positions' kinds, anything else is
+    /// `InvalidArgument` (issue 24: the first six were accepted before).
+    #[test]
+    fn schema_table() {
+        let invalid = [
+            "::(Tensor x) -> Tensor",
+            "x::y(Tensor a) ->",
+            "x::y(Tensor a) -> Tensor out junk",
+            "x::y(Tensor a) -> Tensor; x",
+            "x::y(Tensor a) -> Tensor)",
+            "x::y((Tensor a) -> Tensor",
+            "x::y(Tensor a, Tensor a) -> ()",
+            "x::y(Tensor a, *, Tensor(a!) a) -> Tensor(a!)",
+            "x::(Tensor x) -> Tensor",
+            "::y(Tensor x) -> Tensor",
+            "y(Tensor a) -> ()",
+            "x:y(Tensor a) -> ()",
+            "x::y.(Tensor a) -> ()",
+            "x:: y(Tensor a) -> ()",
+            "x::y (Tensor a) -> ()",
+            " x::y(Tensor a) -> ()",
+            "x::y(Tensor a)",
+            "x::y(Tensor a) - > Tensor",
+            "x::y(Tensor a) -> Tensor, Tensor",
+            "x::y(Tensor a) -> (Tensor a",
+            "x::y(Tensor a) -> (Tensor,)",
+            "x::y(Tensor a) -> ()()",
+            "x::y(Tensor a -> ()",
+            "x::y(Tensor(a!",
+            "x::y(Widget a) -> ()",
+            "x::y(Tensor a) -> Widget",
+            "x::y(Tensor) -> ()",
+            "x::y(Tensor a,) -> ()",
+            "x::y(, Tensor a) -> ()",
+            "x::y(Tensor a b) -> ()",
+            "x::y(Tensor a, *, *, Tensor b) -> ()",
+            "x::y(Tensor a, *) -> ()",
+            "x::y(int(a!) a) -> ()",
+            "x::y(Tensor() a) -> ()",
+            "x::y(Tensor(a!!) a) -> ()",
+            "x::y(Tensor a=) -> ()",
+            "x::y(str s='none) -> ()",
+            "x::y(int[] a=[1, 2) -> ()",
+            "x::y(int[2 a) -> ()",
+            "x::y(int[x] a) -> ()",
+            "x::y(int?? a) -> ()",
+            "x::y(int?[] a) -> ()",
+            "x::y(bool[]? a) -> ()",
+            "x::y(Tensor a 1) -> ()",
+            "x::y(Tensor 1a) -> ()",
+            "",
+            "x::y",
+            "x::y() -> () ;",
+        ];
+        for schema in invalid {
+            let mut kinds = [A::Tensor; 16];
+            assert_eq!(
+                parse(schema, &mut kinds).map_err(|e| e.code),
+                Err(crate::ErrorCode::InvalidArgument),
+                "{schema:?} was accepted"
+            );
+        }
+        let valid: &[(&str, &str, &[ArgKind])] = &[
+            (
+                "etch_demo::scaled_softsign.out(Tensor x, float s, *, Tensor(a!) out) -> Tensor(a!)",
+                "etch_demo::scaled_softsign.out",
+                &[A::Tensor, A::Double, A::Tensor, A::Tensor],
+            ),
+            ("x::y() -> ()", "x::y", &[]),
+            ("x::y(Tensor a) -> Tensor", "x::y", &[A::Tensor, A::Tensor]),
+            ("x::y(Tensor a) -> SymInt", "x::y", &[A::Tensor, A::Int]),
+            ("x::y(Tensor a)  ->  Tensor  ", "x::y", &[A::Tensor, A::Tensor]),
+            (
+                "x::y.o_2(Tensor self, int[2] k=[1, 1], int d=-1, float e=0.01, bool f=False, *, Tensor(a!) out) -> Tensor(a!) out",
+                "x::y.o_2",
+                &[A::Tensor, A::IntList, A::Int, A::Double, A::Bool, A::Tensor, A::Tensor],
+            ),
+            (
+                "x::y(Tensor self, *, str approximate='none, or (not)', Tensor(a!) out) -> Tensor(a!)",
+                "x::y",
+                &[A::Tensor, A::String, A::Tensor, A::Tensor],
+            ),
+            (
+                "x::y(Tensor?[] i, Tensor? w=None, SymInt[]? s=None, float[]? f=None, ScalarType? d=None, MemoryFormat? m=None, Scalar? c=None, str? t=None) -> Tensor",
+                "x::y",
+                &[
+                    A::OptTensorList,
+                    A::OptTensor,
+                    A::OptIntList,
+                    A::OptDoubleList,
+                    A::OptScalarType,
+                    A::OptInt,
+                    A::OptScalar,
+                    A::OptString,
+                    A::Tensor,
+                ],
+            ),
+            (
+                "x::y(Tensor self, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+                "x::y",
+                &[A::Tensor, A::Tensor, A::Tensor, A::TensorList],
+            ),
+            (
+                "x::y(Tensor self, *, Tensor(a!) out) -> (Tensor(a!))",
+                "x::y",
+                &[A::Tensor, A::Tensor, A::Tensor],
+            ),
+            (
+                "x::y(Tensor self, *, Tensor(a!)[] out) -> ()",
+                "x::y",
+                &[A::Tensor, A::TensorList, A::TensorList],
+            ),
+            (
+                "x::y(Tensor[] t, bool[] b, float[3] f, int i) -> ()",
+                "x::y",
+                &[A::TensorList, A::BoolList, A::DoubleList, A::Int],
+            ),
+        ];
+        for (schema, name, want) in valid {
+            let mut kinds = [A::Tensor; 16];
+            let p = parse(schema, &mut kinds).unwrap_or_else(|e| panic!("{schema:?}: {e:?}"));
+            assert_eq!((p.name, &kinds[..p.args]), (*name, *want), "{schema:?}");
+        }
     }
 
     #[test]
