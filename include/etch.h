@@ -35,6 +35,26 @@
  * zero a handle's storage before reuse, and load into it before use.
  * Inputs: etch_method_set_input() copies bytes of the right length
  * whatever they are; etch_method_set_input_typed() also checks the dtype.
+ *
+ * Aliasing. Every buffer and out-pointer a call is handed is checked, before
+ * anything is read through it or written, against every region the call
+ * touches: the handle (etch_method_t, etch_program_t, etch_kws_t, front-end
+ * scratch and stream), a method's program bytes, state and planned buffers,
+ * and the call's other buffers and out-pointers (ETDump, debug, profile,
+ * `written`, outputs, `out`, `peak`, ...). A region the call writes that
+ * shares a byte with any of them gives ETCH_INVALID_ARGUMENT (error `at` =
+ * the argument's position, 0-based) and nothing is written; regions the
+ * call only reads (program bytes, input data, names) may overlap each
+ * other. What cannot be checked: memory the library is not handed (another
+ * method's buffers), and out-pointers a C kernel passes to etch_kernel_*
+ * beyond its context and the tensor concerned.
+ *
+ * Re-entry. A method is busy while a call runs it (etch_method_execute*,
+ * etch_method_set_input*, ...): every etch_method_* call on that handle made
+ * from inside the call (from a kernel registered with etch_register_kernel,
+ * a clock or cycle callback, a delegate) returns ETCH_INVALID_STATE and
+ * changes nothing, not even the error etch_method_error() reports. Calls on
+ * other handles are not restricted.
  */
 
 #ifndef ETCH_H
@@ -472,8 +492,11 @@ uint32_t etch_build_features(void);
  * A buffer too small fails with `ETCH_MEMORY_ALLOCATION_FAILED`, `at` = the
  * bytes missing at the step that failed (a lower bound: retry with at least
  * `etdump_len + at`). The DS-CNN fixture needs 1,056 bytes.
- * `ETCH_INVALID_ARGUMENT` for a NULL clock or `written`, or a buffer
- * overlapping the method's memory. `*written` is set, and the outputs are
+ * `ETCH_INVALID_ARGUMENT` for a NULL clock or `written`, or an `etdump`
+ * buffer or `written` overlapping each other, `*m`, the program bytes, the
+ * state or a planned buffer (`at` = the argument; nothing runs).
+ * Re-entry: the clock is called while the method runs, and any call it
+ * makes on `m` returns `ETCH_INVALID_STATE`. `*written` is set, and the outputs are
  * valid, only on success; set the inputs before every call, as for
  * `etch_method_execute`.
  *
@@ -502,7 +525,8 @@ etch_status_t etch_method_execute_etdump(etch_method_t *m,
  *
  * # Safety
  * As `etch_method_execute_etdump`; `debug` NULL or `debug_len` writable
- * bytes not overlapping `etdump`; `debug_written` NULL or writable.
+ * bytes; `debug_written` NULL or writable. `debug` and `debug_written` are
+ * checked like `etdump` and `written` (against those too).
  */
 etch_status_t etch_method_execute_etdump_debug(etch_method_t *m,
                                                uint64_t (*clock)(void),
@@ -618,6 +642,12 @@ etch_status_t etch_frontend_stream_features_int8(const etch_frontend_stream_t *s
  * (`etch_kernel_registry_capacity() - etch_kernel_count()`, set at build
  * time by `ETCH_KERNEL_REGISTRY_SIZE` / `CONFIG_ETCH_KERNEL_REGISTRY_SIZE`)
  * and are searched after the built-in ones when a method loads.
+ *
+ * While the kernel runs, its method is busy: any `etch_method_*` call on
+ * that method from the kernel returns `ETCH_INVALID_STATE` and changes
+ * nothing. The `etch_kernel_*` accessors refuse out-pointers that overlap
+ * each other, the context or the tensor they describe
+ * (`ETCH_INVALID_ARGUMENT`).
  *
  * Returns, as ExecuTorch's `register_kernels`:
  * `ETCH_REGISTRATION_EXCEEDING_MAX_KERNELS` when no slot is free,
@@ -754,8 +784,14 @@ void etch_log_init(void);
  *   and `ETCH_PLANNED_BUFFER_ALIGNMENT` aligned (more buffers than the
  *   method uses are ignored, at most `ETCH_MAX_PLANNED_BUFFERS`).
  *
- * Buffers must not overlap each other, the program bytes or `*m`
- * (checked: `ETCH_INVALID_ARGUMENT`). Short buffers fail with
+ * Buffers (and `*m`, `*program`, `name`, the two arrays) must not overlap
+ * each other or the program bytes, except that what is only read (program
+ * bytes, `*program`, `name`, the arrays) may overlap what else is only
+ * read: checked, `ETCH_INVALID_ARGUMENT` with `at` = the argument. When
+ * `*m` overlaps `*program`, `name` or the arrays, nothing is written
+ * (`*m` keeps what it held). A handle whose method is running (a kernel or
+ * callback calling back) gives `ETCH_INVALID_STATE` and is left as it
+ * is. Short buffers fail with
  * `ETCH_MEMORY_ALLOCATION_FAILED` (`at` = the shortfall in bytes) before
  * anything is written to them; an operator this build lacks fails with
  * `ETCH_OPERATOR_MISSING` (`at` = how many are missing). On failure
@@ -789,8 +825,9 @@ etch_status_t etch_method_error(const etch_method_t *m, etch_error_t *out);
 
 /**
  * Copies `len` bytes (exactly the input's `nbytes`, in its dtype and dim
- * order) into input `i`'s planned memory. `data` must not overlap the
- * method's buffers.
+ * order) into input `i`'s planned memory. `data` must not overlap `*m`, the
+ * state or the planned buffers (`ETCH_INVALID_ARGUMENT`, `at` = 2); it may
+ * be inside the program bytes.
  *
  * # Safety
  * `m` NULL or a writable `etch_method_t`; `data` NULL or `len` readable bytes.
@@ -819,7 +856,8 @@ etch_status_t etch_method_set_input_typed(etch_method_t *m,
  * its buffers go away (end of scope, `free`, reuse): only then can a later
  * handle that happens to occupy the same bytes be told from a live one
  * (see "What the handle checks detect" in the header). `ETCH_OK` for any
- * writable handle, loaded or not.
+ * writable handle, loaded or not, except one whose method is running (a
+ * kernel or callback unloading it): `ETCH_INVALID_STATE`, still loaded.
  *
  * # Safety
  * `m` NULL or a writable `etch_method_t` that no call is using.
@@ -828,7 +866,9 @@ etch_status_t etch_method_unload(etch_method_t *m);
 
 /**
  * Runs the method once; on failure `etch_method_error()` gives the failing
- * instruction in `at`.
+ * instruction in `at`. While it runs the method is busy: a call on `m`
+ * from a kernel or callback returns `ETCH_INVALID_STATE`, and so does this
+ * one when `m` is already running.
  *
  * # Safety
  * `m` NULL or a writable `etch_method_t`.
@@ -849,7 +889,10 @@ etch_status_t etch_method_set_instruction_limit(etch_method_t *m, uint32_t limit
  * Zephyr's `k_cycle_get_32`): `cycles_per_instruction[i]` gets instruction
  * `i`'s count (0 for moves and jumps, which run no kernel). `n` must be at
  * least `num_instructions` (else `ETCH_INVALID_ARGUMENT`, `at` = the count
- * needed, and nothing runs). Name the operators with
+ * needed, and nothing runs); the array must not overlap `*m`, the program
+ * bytes, the state or a planned buffer (`ETCH_INVALID_ARGUMENT`, `at` = 2).
+ * `cycles` runs while the method is busy: a call it makes on `m` returns
+ * `ETCH_INVALID_STATE`. Name the operators with
  * `etch_method_instruction_operator`.
  *
  * # Safety
@@ -865,7 +908,9 @@ etch_status_t etch_method_execute_profiled(etch_method_t *m,
 /**
  * Output `i` after an execute: `*data` points into the method's planned
  * memory (valid until the next execute), `*nbytes` its size. Tensor
- * outputs only (`ETCH_INVALID_TYPE` for scalars).
+ * outputs only (`ETCH_INVALID_TYPE` for scalars). `data` and `nbytes` must
+ * not overlap each other or the method's memory (`ETCH_INVALID_ARGUMENT`).
+ * Like every call on `m`, `ETCH_INVALID_STATE` while the method runs.
  *
  * # Safety
  * `m` NULL or an `etch_method_t`; `data`, `nbytes` NULL or writable.

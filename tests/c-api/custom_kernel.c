@@ -48,6 +48,50 @@ static int passed, failed;
 
 static int calls;
 
+/* Set while a run should call back into its own method from the kernel
+ * (issue 24): every such call must be refused as busy and change nothing. */
+static etch_method_t *reenter;
+static etch_program_t prog;
+static int reentrant_calls, reentrant_wrong;
+static uint8_t other_state[64];
+
+static void call_running_method(etch_kernel_context_t *ctx) {
+  const void *out = NULL;
+  size_t n = 0;
+  etch_error_t err;
+  uint32_t prof[8];
+  float in[4] = {0};
+  void *planned[1] = {NULL};
+  size_t lens[1] = {0};
+  etch_status_t got[] = {
+      etch_method_execute(reenter),
+      etch_method_output(reenter, 0, &out, &n),
+      etch_method_set_input(reenter, 0, in, sizeof in),
+      etch_method_error(reenter, &err),
+      etch_method_set_instruction_limit(reenter, 1),
+      etch_method_execute_profiled(reenter, NULL, prof, 8),
+      etch_method_instruction_operator(reenter, 0, (const char **)&out, &n),
+      etch_method_output_int(reenter, 0, (int64_t *)(void *)prof),
+      etch_method_load(reenter, &prog, "forward", other_state, sizeof other_state, planned, lens, 0),
+      etch_method_unload(reenter),
+  };
+  for (size_t i = 0; i < sizeof got / sizeof got[0]; i++) {
+    reentrant_calls++;
+    if (got[i] != ETCH_INVALID_STATE) {
+      reentrant_wrong++;
+      printf("FAIL re-entrant call %zu from the kernel gave 0x%02x %s\n", i, (unsigned)got[i],
+             etch_status_str(got[i]));
+    }
+  }
+  /* The kernel's own accessors refuse out-pointers into its context. */
+  size_t nargs = 0;
+  if (etch_kernel_num_args(ctx, (size_t *)(void *)ctx) != ETCH_INVALID_ARGUMENT ||
+      etch_kernel_num_args(ctx, &nargs) != ETCH_OK || nargs != 4) {
+    reentrant_wrong++;
+    printf("FAIL etch_kernel_num_args with an out-pointer into its context\n");
+  }
+}
+
 /* (x / (1 + |x|)) * s in float, as the operator's definition. */
 static etch_status_t scaled_softsign(etch_kernel_context_t *ctx) {
   size_t n = 0;
@@ -57,11 +101,21 @@ static etch_status_t scaled_softsign(etch_kernel_context_t *ctx) {
   etch_tensor_info_t x, out;
   etch_status_t st;
   calls++;
+  if (reenter) call_running_method(ctx);
   if ((st = etch_kernel_num_args(ctx, &n)) != ETCH_OK) return st;
   if (n != 4) return ETCH_INVALID_ARGUMENT;
   if ((st = etch_kernel_arg_double(ctx, 1, &s)) != ETCH_OK) return st;
   if ((st = etch_kernel_input(ctx, 0, &x_data, &x)) != ETCH_OK) return st;
   if ((st = etch_kernel_output(ctx, 2, &out_data, &out)) != ETCH_OK) return st;
+  if (reenter) {
+    /* `info` over the data it describes, or `data` over `info`: refused. */
+    void *d = NULL;
+    if (etch_kernel_output(ctx, 2, &d, (etch_tensor_info_t *)out_data) != ETCH_INVALID_ARGUMENT ||
+        etch_kernel_input(ctx, 0, (const void **)(void *)&x, &x) != ETCH_INVALID_ARGUMENT) {
+      reentrant_wrong++;
+      printf("FAIL etch_kernel_output/input with overlapping out-pointers\n");
+    }
+  }
   if (x.dtype != ETCH_DTYPE_FLOAT || out.dtype != ETCH_DTYPE_FLOAT || x.nbytes != out.nbytes)
     return ETCH_INVALID_ARGUMENT;
   const float *xs = (const float *)x_data;
@@ -80,7 +134,6 @@ static etch_status_t never_called(etch_kernel_context_t *ctx) {
   return ETCH_INTERNAL;
 }
 
-static etch_program_t prog;
 static etch_method_t method;
 static uint8_t state[4096];
 static _Alignas(16) uint8_t arena[16384];
@@ -117,6 +170,26 @@ int main(void) {
   CHECK_STATUS(etch_register_kernel("etch_demo::w(Widget x) -> ()", never_called),
                ETCH_INVALID_ARGUMENT);
   CHECK_STATUS(etch_register_kernel("etch_demo::w(Tensor x", never_called), ETCH_INVALID_ARGUMENT);
+  /* Malformed schemas ExecuTorch's grammar refuses (issue 24: accepted
+   * before); the table of rust/etch-runtime/src/signature.rs has more. */
+  {
+    static const char *const bad[] = {
+        "::(Tensor x) -> Tensor",
+        "etch_demo::w(Tensor x) ->",
+        "etch_demo::w(Tensor x)",
+        "etch_demo::w(Tensor x) -> Tensor out trailing",
+        "etch_demo::w(Tensor x)) -> Tensor",
+        "etch_demo::w((Tensor x) -> Tensor",
+        "etch_demo::w(Tensor x, Tensor x) -> Tensor",
+        "etch_demo::w(Tensor x, *, Tensor(a!) x) -> Tensor(a!)",
+        "etch_demo::w(Tensor x,) -> Tensor",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      etch_status_t st = etch_register_kernel(bad[i], never_called);
+      CHECK(st == ETCH_INVALID_ARGUMENT, "schema \"%s\": got 0x%02x %s", bad[i], (unsigned)st,
+            etch_status_str(st));
+    }
+  }
   CHECK(etch_kernel_count() == builtin, "count");
 
 #ifdef WRONG_SCHEMA
@@ -170,6 +243,29 @@ int main(void) {
   /* The method still runs. */
   CHECK_STATUS(etch_method_execute(&method), ETCH_OK);
   CHECK(calls == 2, "calls %d", calls);
+  /* The kernel calls back into its running method: every call refused as
+   * busy, the run completes, the output is still the reference's, and the
+   * method is still loaded (issue 24: the kernel could unload it, or
+   * recurse until the stack overflowed). */
+  reenter = &method;
+  CHECK_STATUS(etch_method_set_input(&method, 0, custom_input, custom_input_len), ETCH_OK);
+  CHECK_STATUS(etch_method_execute(&method), ETCH_OK);
+  reenter = NULL;
+  CHECK(calls == 3, "calls %d", calls);
+  CHECK(reentrant_calls == 10 && reentrant_wrong == 0, "%d of %d re-entrant calls wrong",
+        reentrant_wrong, reentrant_calls);
+  {
+    const void *out = NULL;
+    size_t out_len = 0;
+    etch_error_t err;
+    CHECK_STATUS(etch_method_output(&method, 0, &out, &out_len), ETCH_OK);
+    CHECK(out_len == custom_output_len && memcmp(out, custom_output, out_len) == 0,
+          "output after re-entry differs");
+    CHECK_STATUS(etch_method_error(&method, &err), ETCH_OK);
+    CHECK(err.status == ETCH_OK, "recorded 0x%02x", (unsigned)err.status);
+    CHECK_STATUS(etch_method_execute(&method), ETCH_OK);
+    CHECK_STATUS(etch_method_unload(&method), ETCH_OK);
+  }
 #endif
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;

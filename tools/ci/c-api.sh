@@ -13,7 +13,9 @@
 #     larger than the selection, whose free slots take kernels written in C:
 #     custom_kernel.c) and bare metal on qemu-system-arm:
 #     mps2-an385 (Cortex-M3), mps2-an386 (M4F, DSP kernels), mps2-an505
-#     (M33F), whose exit status follows the result;
+#     (M33F), whose exit status follows the result; aliasing.c (issue 24:
+#     overlapping buffers and re-entrant calls refused) under clang's
+#     AddressSanitizer and UBSan;
 #  7. ETDump from C (tests/c-api/etdump.c, feature `etdump`, in every build
 #     above so step 4 covers it): the DS-CNN's file byte for byte what the
 #     Rust writer gives (tests/c-api/etdump/), x86_64 (ASan/UBSan) and i686.
@@ -36,6 +38,12 @@ command -v arm-none-eabi-gcc >/dev/null || need="$need gcc-arm-none-eabi binutil
 command -v qemu-system-arm >/dev/null || need="$need qemu-system-arm"
 [ -d /usr/lib/gcc/x86_64-linux-gnu/12/32 ] || need="$need gcc-multilib"
 command -v g++ >/dev/null || need="$need g++"
+# clang's AddressSanitizer/UBSan runtimes (aliasing.c, fuzz_capi.c).
+if ! command -v clang >/dev/null; then
+  need="$need clang libclang-rt-14-dev"
+elif ! clang -fsanitize=address,undefined -x c -o /dev/null - <<<'int main(void){return 0;}' 2>/dev/null; then
+  need="$need libclang-rt-14-dev"
+fi
 if [ -n "$need" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
@@ -187,6 +195,13 @@ full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_
 compile "$out/harness-x86_64" gcc $cflags $full -DSWEEP -fsanitize=address,undefined "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness x86_64-linux" "$out/harness-x86_64"
+# Aliasing and re-entry (issue 24): buffers over the handle, the program
+# bytes, the state, the planned buffers and each other are refused; calls
+# from the clock/cycle callbacks on the running method are InvalidState.
+# clang's AddressSanitizer + UBSan, handles on the heap.
+compile "$out/aliasing" clang $cflags -fsanitize=address,undefined -fno-sanitize-recover=all "$h/aliasing.c" \
+  -I"$out/fx-host" "$out/fx-host/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
+run "aliasing and re-entry x86_64-linux (clang ASan+UBSan)" "$out/aliasing"
 # C-API call sequences (issue 13; libFuzzer build: docs/robustness.md):
 # random sequences over tiny and DS-CNN under ASan/UBSan.
 compile "$out/fuzz-capi" gcc $cflags -DFUZZ_STANDALONE -fsanitize=address,undefined -fno-sanitize-recover=all \

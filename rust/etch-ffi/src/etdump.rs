@@ -7,7 +7,7 @@ use core::ffi::c_void;
 use etch_etdump::EtDumpObserver;
 
 use crate::method::{etch_method_t, with_method};
-use crate::ptr::{self, Span};
+use crate::ptr::{self, Region};
 use crate::status::{etch_status_t, invalid_argument};
 
 /// Runs the method once, recording ExecuTorch's ETDump (`.etdp`: the
@@ -21,8 +21,11 @@ use crate::status::{etch_status_t, invalid_argument};
 /// A buffer too small fails with `ETCH_MEMORY_ALLOCATION_FAILED`, `at` = the
 /// bytes missing at the step that failed (a lower bound: retry with at least
 /// `etdump_len + at`). The DS-CNN fixture needs 1,056 bytes.
-/// `ETCH_INVALID_ARGUMENT` for a NULL clock or `written`, or a buffer
-/// overlapping the method's memory. `*written` is set, and the outputs are
+/// `ETCH_INVALID_ARGUMENT` for a NULL clock or `written`, or an `etdump`
+/// buffer or `written` overlapping each other, `*m`, the program bytes, the
+/// state or a planned buffer (`at` = the argument; nothing runs).
+/// Re-entry: the clock is called while the method runs, and any call it
+/// makes on `m` returns `ETCH_INVALID_STATE`. `*written` is set, and the outputs are
 /// valid, only on success; set the inputs before every call, as for
 /// `etch_method_execute`.
 ///
@@ -66,7 +69,8 @@ pub unsafe extern "C" fn etch_method_execute_etdump(
 ///
 /// # Safety
 /// As `etch_method_execute_etdump`; `debug` NULL or `debug_len` writable
-/// bytes not overlapping `etdump`; `debug_written` NULL or writable.
+/// bytes; `debug_written` NULL or writable. `debug` and `debug_written` are
+/// checked like `etdump` and `written` (against those too).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn etch_method_execute_etdump_debug(
@@ -84,7 +88,7 @@ pub unsafe extern "C" fn etch_method_execute_etdump_debug(
         // "no debug buffer".
         // SAFETY: `m` NULL or a writable handle (caller).
         return unsafe {
-            with_method(m, |_, _| {
+            with_method(m, &[], |_| {
                 Err(invalid_argument("null debug_written (at = argument)", 8))
             })
         };
@@ -120,16 +124,28 @@ unsafe fn execute_etdump(
     debug_len: usize,
     debug_written: *mut usize,
 ) -> etch_status_t {
+    // Written between kernel calls: none may be the method's memory (its
+    // handle, program bytes, state, planned buffers), nor another.
+    let with_debug = !debug_written.is_null();
+    let call = [
+        Region::writes(etdump.cast::<u8>(), etdump_len, 2),
+        Region::writes(written, 1, 4),
+        Region::writes(
+            debug.cast::<u8>(),
+            if with_debug { debug_len } else { 0 },
+            5,
+        ),
+        Region::writes(debug_written, 1, 7),
+    ];
     // SAFETY: `m` NULL or a writable handle (caller).
     unsafe {
-        with_method(m, |method, held| {
+        with_method(m, &call, |method| {
             let clock = clock.ok_or(invalid_argument("null clock (at = argument)", 1))?;
             if written.is_null() || !written.is_aligned() {
                 return Err(invalid_argument("null written (at = argument)", 4));
             }
             // SAFETY: NULL or `etdump_len` writable bytes (caller).
             let etdump = ptr::bytes_mut(etdump, etdump_len, 2)?;
-            let with_debug = !debug_written.is_null();
             let debug = if with_debug {
                 if !debug_written.is_aligned() {
                     return Err(invalid_argument("misaligned debug_written", 7));
@@ -139,22 +155,6 @@ unsafe fn execute_etdump(
             } else {
                 &mut []
             };
-            // Written between kernel calls: neither may be the method's
-            // memory, nor each other.
-            let (e, d) = (Span::of(etdump), Span::of(debug));
-            if e.overlaps(d) {
-                return Err(invalid_argument("ETDump and debug buffers overlap", 5));
-            }
-            if let Some(arg) = [(e, 2), (d, 5)]
-                .iter()
-                .find(|(s, _)| held.iter().any(|h| h.overlaps(*s)))
-                .map(|(_, arg)| *arg)
-            {
-                return Err(invalid_argument(
-                    "ETDump buffer overlaps the method's buffers (at = argument)",
-                    arg,
-                ));
-            }
             let meta = method.meta();
             let mut obs: EtDumpObserver<'_, '_, '_, _> =
                 EtDumpObserver::new(etdump, &meta, || clock());

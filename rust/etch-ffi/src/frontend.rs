@@ -12,6 +12,7 @@ use core::mem::{align_of, size_of};
 
 use etch_frontend::{Frontend, Quant, Stream, FEATURES, FRAME_STEP};
 
+use crate::ptr::{disjoint, Held, Region};
 use crate::status::etch_status_t;
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE, ETCH_OK};
 
@@ -120,26 +121,10 @@ unsafe fn features_out<'a, T>(out: *mut T, out_len: usize) -> Option<&'a mut [T;
     Some(unsafe { &mut *out.cast::<[T; FEATURES]>() })
 }
 
-/// Address range `[start, start + bytes)` of `n` `T` at `p` (saturating:
-/// a wrapping range is refused later, by `samples`/`features_out`).
-fn span<T>(p: *const T, n: usize) -> (usize, usize) {
-    (p as usize, n.saturating_mul(size_of::<T>()))
-}
-
-/// Whether two of the ranges share a byte (NULL or empty ranges share none).
-fn spans_overlap(spans: &[(usize, usize)]) -> bool {
-    let live = |&(s, l): &(usize, usize)| s != 0 && l != 0;
-    spans
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| live(a))
-        .any(|(i, a)| {
-            spans
-                .iter()
-                .skip(i + 1)
-                .filter(|b| live(b))
-                .any(|b| a.0 < b.0.saturating_add(b.1) && b.0 < a.0.saturating_add(a.1))
-        })
+/// The front end's calls hold no handle memory: only their arguments, which
+/// must not overlap where one is written (`ptr::disjoint`).
+fn overlap(call: &[Region]) -> bool {
+    disjoint(Held::NONE, call).is_err()
 }
 
 fn status(r: Result<i16, etch_frontend::Error>, peak: *mut i16) -> etch_status_t {
@@ -193,7 +178,8 @@ pub unsafe extern "C" fn etch_frontend_mfcc_int8(
         return ETCH_INVALID_ARGUMENT;
     };
     // SAFETY: the caller's contract, passed on.
-    let Some((fe, pcm, out)) = (unsafe { clip_args(fe, pcm, n_samples, out, out_len) }) else {
+    let Some((fe, pcm, out)) = (unsafe { clip_args(fe, pcm, n_samples, out, out_len, peak) })
+    else {
         return ETCH_INVALID_ARGUMENT;
     };
     status(fe.mfcc_int8(pcm, q, out), peak)
@@ -214,7 +200,8 @@ pub unsafe extern "C" fn etch_frontend_mfcc(
     peak: *mut i16,
 ) -> etch_status_t {
     // SAFETY: the caller's contract, passed on.
-    let Some((fe, pcm, out)) = (unsafe { clip_args(fe, pcm, n_samples, out, out_len) }) else {
+    let Some((fe, pcm, out)) = (unsafe { clip_args(fe, pcm, n_samples, out, out_len, peak) })
+    else {
         return ETCH_INVALID_ARGUMENT;
     };
     status(fe.mfcc(pcm, out), peak)
@@ -222,7 +209,7 @@ pub unsafe extern "C" fn etch_frontend_mfcc(
 
 /// The arguments of a whole-clip call as references: `None` (the caller
 /// returns `ETCH_INVALID_ARGUMENT`) when a pointer is null or misaligned, a
-/// length is short, or the scratch, samples and features overlap.
+/// length is short, or the scratch, samples, features and `peak` overlap.
 ///
 /// # Safety
 /// As `etch_frontend_mfcc_int8`: each non-null pointer valid for its length.
@@ -232,11 +219,13 @@ unsafe fn clip_args<'a, T>(
     n_samples: usize,
     out: *mut T,
     out_len: usize,
+    peak: *mut i16,
 ) -> Option<(&'a mut Frontend, &'a [i16], &'a mut [T; FEATURES])> {
-    if spans_overlap(&[
-        span(fe.cast_const(), 1),
-        span(pcm, n_samples),
-        span(out.cast_const(), FEATURES),
+    if overlap(&[
+        Region::writes(fe, 1, 0),
+        Region::reads(pcm, n_samples, 1),
+        Region::writes(out, FEATURES, 2),
+        Region::writes(peak, 1, 3),
     ]) {
         return None;
     }
@@ -323,10 +312,10 @@ pub unsafe extern "C" fn etch_frontend_stream_push(
     n: usize,
 ) -> etch_status_t {
     if n != FRAME_STEP
-        || spans_overlap(&[
-            span(s.cast_const(), 1),
-            span(fe.cast_const(), 1),
-            span(hop, n),
+        || overlap(&[
+            Region::writes(s, 1, 0),
+            Region::writes(fe, 1, 1),
+            Region::reads(hop, n, 2),
         ])
     {
         return ETCH_INVALID_ARGUMENT;
@@ -360,6 +349,9 @@ pub unsafe extern "C" fn etch_frontend_stream_hops(
     s: *const etch_frontend_stream_t,
     hops: *mut usize,
 ) -> etch_status_t {
+    if overlap(&[Region::reads(s, 1, 0), Region::writes(hops, 1, 1)]) {
+        return ETCH_INVALID_ARGUMENT;
+    }
     // SAFETY: caller's contract; the borrow ends in this statement.
     let n = match unsafe { stream_ref(s) } {
         Ok(st) => st.hops(),
@@ -393,7 +385,11 @@ pub unsafe extern "C" fn etch_frontend_stream_features_int8(
     let Ok(q) = Quant::new(scale, zero_point) else {
         return ETCH_INVALID_ARGUMENT;
     };
-    if spans_overlap(&[span(s, 1), span(out.cast_const(), FEATURES)]) {
+    if overlap(&[
+        Region::reads(s, 1, 0),
+        Region::writes(out, FEATURES, 3),
+        Region::writes(peak, 1, 5),
+    ]) {
         return ETCH_INVALID_ARGUMENT;
     }
     // SAFETY: the caller's contracts; the ranges are disjoint.

@@ -12,7 +12,7 @@ use etch_runtime::context::required;
 use etch_runtime::{Error, ErrorCode, KernelContext, Result};
 
 use crate::program::etch_tensor_info_t;
-use crate::ptr::{name, put};
+use crate::ptr::{disjoint, name, put, Held, Region, Span};
 use crate::registry;
 use crate::status::{code, etch_status_t, invalid_argument, ETCH_OK};
 
@@ -37,6 +37,12 @@ pub type etch_kernel_fn =
 /// (`etch_kernel_registry_capacity() - etch_kernel_count()`, set at build
 /// time by `ETCH_KERNEL_REGISTRY_SIZE` / `CONFIG_ETCH_KERNEL_REGISTRY_SIZE`)
 /// and are searched after the built-in ones when a method loads.
+///
+/// While the kernel runs, its method is busy: any `etch_method_*` call on
+/// that method from the kernel returns `ETCH_INVALID_STATE` and changes
+/// nothing. The `etch_kernel_*` accessors refuse out-pointers that overlap
+/// each other, the context or the tensor they describe
+/// (`ETCH_INVALID_ARGUMENT`).
 ///
 /// Returns, as ExecuTorch's `register_kernels`:
 /// `ETCH_REGISTRATION_EXCEEDING_MAX_KERNELS` when no slot is free,
@@ -97,14 +103,29 @@ pub(crate) fn run_c_kernel(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     }
 }
 
-/// The context behind a C kernel's `ctx`.
+/// The context behind a C kernel's `ctx`, after checking `call` (the
+/// accessor's out-pointers) against the context and each other.
 ///
 /// # Safety
 /// `ctx` must be NULL or the pointer passed to the running kernel.
-unsafe fn context<'p>(ctx: *mut etch_kernel_context_t) -> Result<&'p mut KernelContext<'p, 'p>> {
+unsafe fn context<'p>(
+    ctx: *mut etch_kernel_context_t,
+    call: &[Region],
+) -> Result<&'p mut KernelContext<'p, 'p>> {
     if ctx.is_null() {
         return Err(invalid_argument("null kernel context", 0));
     }
+    let this = [Span::of_raw(
+        ctx.cast::<KernelContext<'_, '_>>().cast_const(),
+        1,
+    )];
+    disjoint(
+        Held {
+            reads: &[],
+            writes: &this,
+        },
+        call,
+    )?;
     // SAFETY: `run_c_kernel` made `ctx` from a live `&mut KernelContext`
     // that outlives the kernel call; the lifetimes shrink to this access.
     Ok(unsafe { &mut *ctx.cast::<KernelContext<'p, 'p>>() })
@@ -121,7 +142,10 @@ pub unsafe extern "C" fn etch_kernel_num_args(
     out: *mut usize,
 ) -> etch_status_t {
     // SAFETY: the caller's contract above.
-    code(&unsafe { context(ctx) }.and_then(|c| unsafe { put(out, c.num_args(), 1) }))
+    code(
+        &unsafe { context(ctx, &[Region::writes(out, 1, 1)]) }
+            .and_then(|c| unsafe { put(out, c.num_args(), 1) }),
+    )
 }
 
 /// Argument `i` as an integer (`int`, `SymInt`, `ScalarType`).
@@ -135,7 +159,10 @@ pub unsafe extern "C" fn etch_kernel_arg_int(
     out: *mut i64,
 ) -> etch_status_t {
     // SAFETY: the caller's contract above.
-    code(&unsafe { context(ctx) }.and_then(|c| unsafe { put(out, c.int(i)?, 2) }))
+    code(
+        &unsafe { context(ctx, &[Region::writes(out, 1, 2)]) }
+            .and_then(|c| unsafe { put(out, c.int(i)?, 2) }),
+    )
 }
 
 /// Argument `i` as a double: a `float`, or a `Scalar` (int and bool
@@ -150,7 +177,10 @@ pub unsafe extern "C" fn etch_kernel_arg_double(
     out: *mut f64,
 ) -> etch_status_t {
     // SAFETY: the caller's contract above.
-    code(&unsafe { context(ctx) }.and_then(|c| unsafe { put(out, c.scalar_f64(i)?, 2) }))
+    code(
+        &unsafe { context(ctx, &[Region::writes(out, 1, 2)]) }
+            .and_then(|c| unsafe { put(out, c.scalar_f64(i)?, 2) }),
+    )
 }
 
 /// Argument `i` as a bool.
@@ -164,7 +194,10 @@ pub unsafe extern "C" fn etch_kernel_arg_bool(
     out: *mut bool,
 ) -> etch_status_t {
     // SAFETY: the caller's contract above.
-    code(&unsafe { context(ctx) }.and_then(|c| unsafe { put(out, c.bool(i)?, 2) }))
+    code(
+        &unsafe { context(ctx, &[Region::writes(out, 1, 2)]) }
+            .and_then(|c| unsafe { put(out, c.bool(i)?, 2) }),
+    )
 }
 
 /// Tensor argument `i`, read-only: its data (constant data may sit in
@@ -181,10 +214,21 @@ pub unsafe extern "C" fn etch_kernel_input(
     data: *mut *const c_void,
     info: *mut etch_tensor_info_t,
 ) -> etch_status_t {
+    let call = [Region::writes(data, 1, 2), Region::writes(info, 1, 3)];
     // SAFETY: the caller's contract above.
-    let r = unsafe { context(ctx) }.and_then(|c| {
+    let r = unsafe { context(ctx, &call) }.and_then(|c| {
         let ([t], []) = c.io([i], [])?;
         let t = required(t, i)?;
+        // Neither out-pointer may be the tensor's data (constant data may
+        // be flash).
+        let d = [Span::of(t.data)];
+        disjoint(
+            Held {
+                reads: &d,
+                writes: &[],
+            },
+            &call,
+        )?;
         let i = etch_tensor_info_t::of_view(t.dtype, &t.shape, t.data.len());
         // SAFETY: the caller's contract above.
         unsafe {
@@ -209,9 +253,19 @@ pub unsafe extern "C" fn etch_kernel_output(
     data: *mut *mut c_void,
     info: *mut etch_tensor_info_t,
 ) -> etch_status_t {
+    let call = [Region::writes(data, 1, 2), Region::writes(info, 1, 3)];
     // SAFETY: the caller's contract above.
-    let r = unsafe { context(ctx) }.and_then(|c| {
+    let r = unsafe { context(ctx, &call) }.and_then(|c| {
         let ([], [t]) = c.io([], [i])?;
+        // Neither out-pointer may be the tensor's data the kernel writes.
+        let d = [Span::of(t.data)];
+        disjoint(
+            Held {
+                reads: &[],
+                writes: &d,
+            },
+            &call,
+        )?;
         let i = etch_tensor_info_t::of_view(t.dtype, &t.shape, t.data.len());
         // SAFETY: the caller's contract above.
         unsafe {

@@ -15,7 +15,7 @@ use etch_runtime::{
 };
 
 use crate::program::{etch_program_t, index, program};
-use crate::ptr::{self, Span};
+use crate::ptr::{self, disjoint, Held, Region, Span};
 use crate::registry::kernels;
 use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE};
@@ -46,6 +46,10 @@ pub struct etch_method_t {
 
 const LOADED: u32 = 0x6574_4d4c; // "etML"
 const FAILED: u32 = 0x6574_4d46; // "etMF": only `error` is valid
+/// Loaded and inside a call that runs it (execute, set_input, ...): every
+/// call on the handle until that one returns (from a C kernel, a clock or
+/// cycle callback) is refused with `ETCH_INVALID_STATE` and changes nothing.
+const RUNNING: u32 = 0x6574_4d52; // "etMR"
 
 type Planned = [&'static mut [u8]; MAX_MEMORY_IDS];
 
@@ -57,11 +61,13 @@ struct Inner {
     method: MaybeUninit<Method<'static, 'static>>,
     /// Borrowed by `method`; only ever accessed through that borrow.
     planned: MaybeUninit<Planned>,
-    /// Address ranges of the state and planned buffers `method` holds.
+    /// Address ranges of what the method uses: the program bytes (read),
+    /// then the handle itself, the state and the planned buffers (written).
     held: [Span; HELD],
 }
 
-pub(crate) const HELD: usize = MAX_MEMORY_IDS + 1;
+const HELD: usize = MAX_MEMORY_IDS + 3;
+const _: () = assert!(HELD == 11); // `load` names their arguments
 
 const _: () = assert!(size_of::<Inner>() <= size_of::<etch_method_t>());
 const _: () = assert!(align_of::<Inner>() <= align_of::<etch_method_t>());
@@ -72,14 +78,25 @@ fn inner_ptr(m: *const etch_method_t) -> Option<*mut Inner> {
     (!inner.is_null() && inner.is_aligned()).then_some(inner)
 }
 
-/// Whether `inner` holds a method loaded at this very address.
+/// Whether `inner` holds a method loaded at this very address (`LOADED`),
+/// one running a call (`RUNNING`), or neither (0).
 ///
 /// # Safety
 /// `inner` must point to a readable `etch_method_t` (any contents).
-unsafe fn is_loaded(inner: *const Inner) -> bool {
+unsafe fn state_of(inner: *const Inner) -> u32 {
     // SAFETY: `magic` is a u32 (any bits valid); `this` is only read once
     // `magic` says etch_method_load wrote it.
-    unsafe { (*inner).magic == LOADED && (*inner).this == inner as usize }
+    unsafe {
+        match (*inner).magic {
+            m @ (LOADED | RUNNING) if (*inner).this == inner as usize => m,
+            _ => 0,
+        }
+    }
+}
+
+/// The handle's memory as a region (the one `held[1]` records at load).
+fn handle_span(m: *const etch_method_t) -> Span {
+    Span::of_raw(m, 1)
 }
 
 /// # Safety
@@ -95,44 +112,77 @@ unsafe fn record(inner: *mut Inner, r: Result<(), Error>) -> etch_status_t {
     code(&r)
 }
 
-/// Runs `f` on the loaded method behind `m` and records the outcome.
+/// Runs `f` on the loaded method behind `m` and records the outcome: the
+/// one way a call changes a method. `call` lists every region the call is
+/// handed besides the handle (its buffers and out-pointers), checked
+/// against the method's memory (handle, program bytes, state, planned
+/// buffers) and each other by `ptr::disjoint` before `f` runs. While `f`
+/// runs the method is busy: a call on it from a kernel or a callback gets
+/// `ETCH_INVALID_STATE` and changes nothing (not even the recorded error).
 ///
 /// # Safety
-/// `m` must be NULL or point to a writable `etch_method_t`.
+/// `m` must be NULL or point to a writable `etch_method_t`; each region of
+/// `call` that `f` dereferences must be valid as the entry point documents.
 pub(crate) unsafe fn with_method(
     m: *mut etch_method_t,
-    f: impl FnOnce(&mut Method<'static, 'static>, &[Span; HELD]) -> Result<(), Error>,
+    call: &[Region],
+    f: impl FnOnce(&mut Method<'static, 'static>) -> Result<(), Error>,
 ) -> etch_status_t {
     let Some(inner) = inner_ptr(m) else {
         return ETCH_INVALID_ARGUMENT;
     };
     // SAFETY: `inner` points to a writable handle (caller).
-    if !unsafe { is_loaded(inner) } {
+    if unsafe { state_of(inner) } != LOADED {
         return ETCH_INVALID_STATE;
     }
+    // SAFETY: loaded at this address: `held` is plain data written at load,
+    // not borrowed by the method.
+    let held = unsafe { &*addr_of!((*inner).held) };
+    let (reads, writes) = held.split_at(1);
+    if let Err(e) = disjoint(Held { reads, writes }, call) {
+        // SAFETY: as above.
+        return unsafe { record(inner, Err(e)) };
+    }
+    // SAFETY: as above; `magic` is not borrowed by the method. Set back
+    // below: nothing between unwinds (panic = abort) or returns early.
+    unsafe { addr_of_mut!((*inner).magic).write(RUNNING) };
     // SAFETY: loaded at this address, so `method` is initialised and its
     // borrows (of `planned`, the state and the planned buffers) are live; the
-    // reference covers the `method` field only.
+    // reference covers the `method` field only, which no other call touches
+    // while `magic` says RUNNING.
     let method = unsafe { (*addr_of_mut!((*inner).method)).assume_init_mut() };
-    // SAFETY: as above; `held` is plain data written at load.
-    let held = unsafe { &*addr_of!((*inner).held) };
-    let r = f(method, held);
+    let r = f(method);
     // SAFETY: as above; `method`'s borrow has ended.
-    unsafe { record(inner, r) }
+    unsafe {
+        addr_of_mut!((*inner).magic).write(LOADED);
+        record(inner, r)
+    }
 }
 
-/// The loaded method behind a const handle.
+/// The loaded method behind a const handle, after checking `call` (the
+/// out-pointers the call writes) against everything the method holds.
 ///
 /// # Safety
 /// `m` must be NULL or point to a readable `etch_method_t`.
 unsafe fn method_ref<'a>(
     m: *const etch_method_t,
+    call: &[Region],
 ) -> Result<(&'a Method<'static, 'static>, MethodMeta<'static>), etch_status_t> {
     let inner = inner_ptr(m).ok_or(ETCH_INVALID_ARGUMENT)?;
     // SAFETY: readable handle (caller).
-    if !unsafe { is_loaded(inner) } {
+    if unsafe { state_of(inner) } != LOADED {
         return Err(ETCH_INVALID_STATE);
     }
+    // SAFETY: loaded: `held` is plain data written at load.
+    let held = unsafe { &*addr_of!((*inner).held) };
+    disjoint(
+        Held {
+            reads: held,
+            writes: &[],
+        },
+        call,
+    )
+    .map_err(|e| e.code.as_u32())?;
     // SAFETY: loaded at this address: `method` is initialised.
     let method = unsafe { (*addr_of!((*inner).method)).assume_init_ref() };
     Ok((method, method.meta()))
@@ -145,8 +195,14 @@ unsafe fn method_ref<'a>(
 ///   and `ETCH_PLANNED_BUFFER_ALIGNMENT` aligned (more buffers than the
 ///   method uses are ignored, at most `ETCH_MAX_PLANNED_BUFFERS`).
 ///
-/// Buffers must not overlap each other, the program bytes or `*m`
-/// (checked: `ETCH_INVALID_ARGUMENT`). Short buffers fail with
+/// Buffers (and `*m`, `*program`, `name`, the two arrays) must not overlap
+/// each other or the program bytes, except that what is only read (program
+/// bytes, `*program`, `name`, the arrays) may overlap what else is only
+/// read: checked, `ETCH_INVALID_ARGUMENT` with `at` = the argument. When
+/// `*m` overlaps `*program`, `name` or the arrays, nothing is written
+/// (`*m` keeps what it held). A handle whose method is running (a kernel or
+/// callback calling back) gives `ETCH_INVALID_STATE` and is left as it
+/// is. Short buffers fail with
 /// `ETCH_MEMORY_ALLOCATION_FAILED` (`at` = the shortfall in bytes) before
 /// anything is written to them; an operator this build lacks fails with
 /// `ETCH_OPERATOR_MISSING` (`at` = how many are missing). On failure
@@ -174,6 +230,32 @@ pub unsafe extern "C" fn etch_method_load(
     let Some(inner) = inner_ptr(m) else {
         return ETCH_INVALID_ARGUMENT;
     };
+    // SAFETY: writable handle (caller).
+    if unsafe { state_of(inner) } == RUNNING {
+        return ETCH_INVALID_STATE;
+    }
+    // What is read before the handle is first written must not be the
+    // handle. (Each array's length is checked in `load`; here a count above
+    // the maximum checks none of it.)
+    let n = if num_planned <= MAX_MEMORY_IDS {
+        num_planned
+    } else {
+        0
+    };
+    // SAFETY: `name` NULL or NUL-terminated (caller); only its length is used.
+    let name_len = unsafe { ptr::name(name, 2) }.map_or(0, |s| s.len() + 1);
+    if let Err(e) = disjoint(
+        Held::NONE,
+        &[
+            Region::writes(m, 1, 0),
+            Region::reads(program, 1, 1),
+            Region::reads(name, name_len, 2),
+            Region::reads(planned, n, 5),
+            Region::reads(planned_lens, n, 6),
+        ],
+    ) {
+        return e.code.as_u32();
+    }
     // SAFETY: writable handle (caller); `magic` first, so a failure below
     // leaves it unloaded whatever it held.
     unsafe { addr_of_mut!((*inner).magic).write(FAILED) };
@@ -234,10 +316,8 @@ unsafe fn load(
         ));
     }
 
-    // Everything the method will hold a reference to: no two may overlap.
-    let mut spans = [Span::of(&[]); MAX_MEMORY_IDS + 3];
-    spans[0] = Span::of(program.file().data());
-    spans[1] = Span::of_raw(inner.cast_const());
+    // Everything the method will hold a reference to: no two may overlap
+    // (the program bytes are only read, as are the arrays).
     let mut buffers: Planned = Default::default();
     for (i, slot) in buffers.iter_mut().enumerate().take(num_planned) {
         // SAFETY: `i < num_planned` entries are readable (caller).
@@ -247,18 +327,26 @@ unsafe fn load(
     }
     // SAFETY: NULL or `state_len` writable bytes (caller).
     let state = unsafe { ptr::bytes_mut(state, state_len, 3) }?;
-    spans[2] = Span::of(state);
-    for (span, buf) in spans.iter_mut().skip(3).zip(buffers.iter()) {
-        *span = Span::of(buf);
+    let mut held = [Span::EMPTY; HELD];
+    held[0] = Span::of(program.file().data());
+    held[1] = handle_span(inner.cast());
+    held[2] = Span::of(state);
+    for (h, buf) in held.iter_mut().skip(3).zip(buffers.iter()) {
+        *h = Span::of(buf);
     }
-    for (i, a) in spans.iter().enumerate() {
-        if spans.iter().skip(i + 1).any(|b| a.overlaps(*b)) {
-            return Err(invalid_argument(
-                "buffers overlap (each other, the program or the handle)",
-                i as u32,
-            ));
-        }
+    let mut regions = [Region::reads(planned, num_planned, 5); HELD + 2];
+    regions[1] = Region::reads(planned_lens, num_planned, 6);
+    let args = [1, 0, 3, 5, 5, 5, 5, 5, 5, 5, 5];
+    for (i, (r, (h, arg))) in regions
+        .iter_mut()
+        .skip(2)
+        .zip(held.iter().zip(args))
+        .enumerate()
+    {
+        // Only the program bytes (held[0]) are read-only.
+        *r = Region::of(*h, i != 0, arg);
     }
+    disjoint(Held::NONE, &regions)?;
 
     // SAFETY: `planned` is a field of the writable handle, written once here
     // and afterwards reached only through the borrow handed to `Method`.
@@ -269,10 +357,6 @@ unsafe fn load(
     };
     let list = list.get_mut(..num_planned).unwrap_or(&mut []);
     let method = Method::load(&meta, state, list, kernels(), &[])?;
-    let mut held = [Span::of(&[]); HELD];
-    for (h, s) in held.iter_mut().zip(spans.iter().skip(2)) {
-        *h = *s;
-    }
     // SAFETY: disjoint fields of the writable handle, no live references.
     unsafe {
         addr_of_mut!((*inner).held).write(held);
@@ -295,20 +379,30 @@ pub unsafe extern "C" fn etch_method_error(
         return ETCH_INVALID_ARGUMENT;
     };
     // SAFETY: readable handle (caller); `error` is only read once `magic`
-    // says etch_method_load wrote it (it writes `error` on every outcome).
+    // says etch_method_load wrote it (it writes `error` on every outcome),
+    // and not while a call runs the method.
     let error = unsafe {
         match (*inner).magic {
             LOADED | FAILED => (*inner).error,
             _ => return ETCH_INVALID_STATE,
         }
     };
-    // SAFETY: `out` NULL or writable (caller).
-    code(&unsafe { ptr::put(out, error.to_c(), 1) })
+    let handle = [handle_span(m)];
+    let held = Held {
+        reads: &handle,
+        writes: &[],
+    };
+    // SAFETY: `out` NULL or writable (caller), not the handle (checked).
+    code(
+        &disjoint(held, &[Region::writes(out, 1, 1)])
+            .and_then(|()| unsafe { ptr::put(out, error.to_c(), 1) }),
+    )
 }
 
 /// Copies `len` bytes (exactly the input's `nbytes`, in its dtype and dim
-/// order) into input `i`'s planned memory. `data` must not overlap the
-/// method's buffers.
+/// order) into input `i`'s planned memory. `data` must not overlap `*m`, the
+/// state or the planned buffers (`ETCH_INVALID_ARGUMENT`, `at` = 2); it may
+/// be inside the program bytes.
 ///
 /// # Safety
 /// `m` NULL or a writable `etch_method_t`; `data` NULL or `len` readable bytes.
@@ -319,15 +413,11 @@ pub unsafe extern "C" fn etch_method_set_input(
     data: *const c_void,
     len: usize,
 ) -> etch_status_t {
-    // SAFETY: caller's contracts.
+    // SAFETY: caller's contracts. The copy goes into the method's memory:
+    // a source inside it would alias the destination (checked).
     unsafe {
-        with_method(m, |method, held| {
+        with_method(m, &[Region::reads(data.cast::<u8>(), len, 2)], |method| {
             let bytes = ptr::bytes(data, len, 2)?;
-            // The copy goes into the method's memory: a source inside it
-            // would alias the destination.
-            if held.iter().any(|b| b.overlaps(Span::of(bytes))) {
-                return Err(invalid_argument("input overlaps the method's buffers", 2));
-            }
             index(i, method.num_inputs()?)?;
             method.set_input_bytes(i, bytes)
         })
@@ -350,13 +440,10 @@ pub unsafe extern "C" fn etch_method_set_input_typed(
     data: *const c_void,
     len: usize,
 ) -> etch_status_t {
-    // SAFETY: caller's contracts.
+    // SAFETY: caller's contracts; `data` checked as in `etch_method_set_input`.
     unsafe {
-        with_method(m, |method, held| {
+        with_method(m, &[Region::reads(data.cast::<u8>(), len, 3)], |method| {
             let bytes = ptr::bytes(data, len, 3)?;
-            if held.iter().any(|b| b.overlaps(Span::of(bytes))) {
-                return Err(invalid_argument("input overlaps the method's buffers", 3));
-            }
             index(i, method.num_inputs()?)?;
             let want = method.input_meta(i)?.dtype.0 as i32;
             if dtype != want {
@@ -376,7 +463,8 @@ pub unsafe extern "C" fn etch_method_set_input_typed(
 /// its buffers go away (end of scope, `free`, reuse): only then can a later
 /// handle that happens to occupy the same bytes be told from a live one
 /// (see "What the handle checks detect" in the header). `ETCH_OK` for any
-/// writable handle, loaded or not.
+/// writable handle, loaded or not, except one whose method is running (a
+/// kernel or callback unloading it): `ETCH_INVALID_STATE`, still loaded.
 ///
 /// # Safety
 /// `m` NULL or a writable `etch_method_t` that no call is using.
@@ -385,6 +473,10 @@ pub unsafe extern "C" fn etch_method_unload(m: *mut etch_method_t) -> etch_statu
     let Some(inner) = inner_ptr(m) else {
         return ETCH_INVALID_ARGUMENT;
     };
+    // SAFETY: writable handle (caller).
+    if unsafe { state_of(inner) } == RUNNING {
+        return ETCH_INVALID_STATE;
+    }
     // SAFETY: writable handle (caller); the method holds no destructor-owned
     // resources (no heap), so forgetting it is all unloading takes. `magic`
     // first, then `this`: neither is borrowed by the method.
@@ -396,7 +488,9 @@ pub unsafe extern "C" fn etch_method_unload(m: *mut etch_method_t) -> etch_statu
 }
 
 /// Runs the method once; on failure `etch_method_error()` gives the failing
-/// instruction in `at`.
+/// instruction in `at`. While it runs the method is busy: a call on `m`
+/// from a kernel or callback returns `ETCH_INVALID_STATE`, and so does this
+/// one when `m` is already running.
 ///
 /// # Safety
 /// `m` NULL or a writable `etch_method_t`.
@@ -404,7 +498,7 @@ pub unsafe extern "C" fn etch_method_unload(m: *mut etch_method_t) -> etch_statu
 pub unsafe extern "C" fn etch_method_execute(m: *mut etch_method_t) -> etch_status_t {
     // SAFETY: caller's contract.
     unsafe {
-        with_method(m, |method, _| {
+        with_method(m, &[], |method| {
             method.execute_observed(&mut Profiler::none())
         })
     }
@@ -422,7 +516,7 @@ pub unsafe extern "C" fn etch_method_set_instruction_limit(
 ) -> etch_status_t {
     // SAFETY: caller's contract.
     unsafe {
-        with_method(m, |method, _| {
+        with_method(m, &[], |method| {
             method.set_instruction_limit(limit);
             Ok(())
         })
@@ -468,7 +562,10 @@ impl ExecutionObserver for Profiler<'_> {
 /// Zephyr's `k_cycle_get_32`): `cycles_per_instruction[i]` gets instruction
 /// `i`'s count (0 for moves and jumps, which run no kernel). `n` must be at
 /// least `num_instructions` (else `ETCH_INVALID_ARGUMENT`, `at` = the count
-/// needed, and nothing runs). Name the operators with
+/// needed, and nothing runs); the array must not overlap `*m`, the program
+/// bytes, the state or a planned buffer (`ETCH_INVALID_ARGUMENT`, `at` = 2).
+/// `cycles` runs while the method is busy: a call it makes on `m` returns
+/// `ETCH_INVALID_STATE`. Name the operators with
 /// `etch_method_instruction_operator`.
 ///
 /// # Safety
@@ -484,7 +581,8 @@ pub unsafe extern "C" fn etch_method_execute_profiled(
 ) -> etch_status_t {
     // SAFETY: caller's contracts.
     unsafe {
-        with_method(m, |method, held| {
+        let table = Region::writes(cycles_per_instruction, n, 2);
+        with_method(m, &[table], |method| {
             let needed = method.meta().num_instructions()?;
             let cycles = cycles.ok_or(invalid_argument("null cycle counter", 1))?;
             let short = invalid_argument(
@@ -495,16 +593,10 @@ pub unsafe extern "C" fn etch_method_execute_profiled(
                 return Err(short);
             }
             let bytes = n.checked_mul(size_of::<u32>()).ok_or(short)?;
-            // SAFETY: `n` writable, aligned u32 (caller); `bytes_mut` checks
-            // null and wrapping.
+            // SAFETY: `n` writable, aligned u32 (caller), not the method's
+            // memory (checked: it is written between kernel calls);
+            // `bytes_mut` checks null and wrapping.
             let out = ptr::bytes_mut(cycles_per_instruction.cast(), bytes, 2).map_err(|_| short)?;
-            // Written between kernel calls: it must not be the method's memory.
-            if held.iter().any(|h| h.overlaps(Span::of(out))) {
-                return Err(invalid_argument(
-                    "profile array overlaps the method's buffers",
-                    2,
-                ));
-            }
             // SAFETY: the same `n` aligned u32 just checked, now as u32.
             let out = core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u32>(), n);
             out.fill(0);
@@ -519,7 +611,9 @@ pub unsafe extern "C" fn etch_method_execute_profiled(
 
 /// Output `i` after an execute: `*data` points into the method's planned
 /// memory (valid until the next execute), `*nbytes` its size. Tensor
-/// outputs only (`ETCH_INVALID_TYPE` for scalars).
+/// outputs only (`ETCH_INVALID_TYPE` for scalars). `data` and `nbytes` must
+/// not overlap each other or the method's memory (`ETCH_INVALID_ARGUMENT`).
+/// Like every call on `m`, `ETCH_INVALID_STATE` while the method runs.
 ///
 /// # Safety
 /// `m` NULL or an `etch_method_t`; `data`, `nbytes` NULL or writable.
@@ -530,8 +624,9 @@ pub unsafe extern "C" fn etch_method_output(
     data: *mut *const c_void,
     nbytes: *mut usize,
 ) -> etch_status_t {
+    let call = [Region::writes(data, 1, 2), Region::writes(nbytes, 1, 3)];
     // SAFETY: caller's contract.
-    let method = match unsafe { method_ref(m) } {
+    let method = match unsafe { method_ref(m, &call) } {
         Ok((method, _)) => method,
         Err(status) => return status,
     };
@@ -569,8 +664,9 @@ pub unsafe extern "C" fn etch_method_instruction_operator(
     name: *mut *const c_char,
     len: *mut usize,
 ) -> etch_status_t {
+    let call = [Region::writes(name, 1, 2), Region::writes(len, 1, 3)];
     // SAFETY: caller's contract.
-    let meta = match unsafe { method_ref(m) } {
+    let meta = match unsafe { method_ref(m, &call) } {
         Ok((_, meta)) => meta,
         Err(status) => return status,
     };
@@ -647,7 +743,7 @@ unsafe fn scalar_output<T>(
     pick: impl FnOnce(Output<'_>) -> Option<T>,
 ) -> etch_status_t {
     // SAFETY: caller's contract.
-    let method = match unsafe { method_ref(m) } {
+    let method = match unsafe { method_ref(m, &[Region::writes(out, 1, 2)]) } {
         Ok((method, _)) => method,
         Err(status) => return status,
     };

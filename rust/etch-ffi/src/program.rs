@@ -6,7 +6,7 @@ use core::mem::{align_of, size_of, MaybeUninit};
 use etch_runtime::tensor::Shape;
 use etch_runtime::{Error, ErrorCode, MethodMeta, Program, TensorInfo, Verification};
 
-use crate::ptr;
+use crate::ptr::{self, disjoint, Held, Region, Span};
 use crate::registry::kernels;
 use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE};
@@ -65,6 +65,28 @@ pub(crate) unsafe fn program<'a>(p: *const etch_program_t) -> Result<Program<'a>
     }
 }
 
+/// The program behind `p`, after checking `call` (the out-pointers a call
+/// writes, the names it reads) against the handle and the program bytes.
+///
+/// # Safety
+/// As `program`.
+pub(crate) unsafe fn program_for<'a>(
+    p: *const etch_program_t,
+    call: &[Region],
+) -> Result<Program<'a>, Error> {
+    // SAFETY: the caller's contract.
+    let program = unsafe { program(p) }?;
+    let reads = [Span::of_raw(p, 1), Span::of(program.file().data())];
+    disjoint(
+        Held {
+            reads: &reads,
+            writes: &[],
+        },
+        call,
+    )?;
+    Ok(program)
+}
+
 /// Reads `len` bytes at `data` (16-byte aligned) as a `.pte` in place into
 /// `*p`. `verify` checks the whole file once (with the library's `verify`
 /// feature; without it only the headers are checked). Every later read is
@@ -85,6 +107,18 @@ pub unsafe extern "C" fn etch_program_load(
     crate::log::init();
     let inner = p.cast::<Inner>();
     if inner.is_null() || !inner.is_aligned() {
+        return ETCH_INVALID_ARGUMENT;
+    }
+    // The handle is written, the bytes read: they must not overlap.
+    if disjoint(
+        Held::NONE,
+        &[
+            Region::writes(p, 1, 0),
+            Region::reads(data.cast::<u8>(), len, 2),
+        ],
+    )
+    .is_err()
+    {
         return ETCH_INVALID_ARGUMENT;
     }
     let verification = if verify {
@@ -134,8 +168,16 @@ pub unsafe extern "C" fn etch_program_error(
             _ => return ETCH_INVALID_STATE,
         }
     };
-    // SAFETY: `out` NULL or writable (caller).
-    code(&unsafe { ptr::put(out, error.to_c(), 1) })
+    let handle = [Span::of_raw(p, 1)];
+    let held = Held {
+        reads: &handle,
+        writes: &[],
+    };
+    // SAFETY: `out` NULL or writable (caller), not the handle (checked).
+    code(
+        &disjoint(held, &[Region::writes(out, 1, 1)])
+            .and_then(|()| unsafe { ptr::put(out, error.to_c(), 1) }),
+    )
 }
 
 /// Number of methods in the program.
@@ -148,11 +190,13 @@ pub unsafe extern "C" fn etch_program_num_methods(
     out: *mut usize,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { program(p) }.and_then(|p| {
-        let n = p.num_methods()?;
-        // SAFETY: as above.
-        unsafe { ptr::put(out, n, 1) }
-    }))
+    code(
+        &unsafe { program_for(p, &[Region::writes(out, 1, 1)]) }.and_then(|p| {
+            let n = p.num_methods()?;
+            // SAFETY: as above.
+            unsafe { ptr::put(out, n, 1) }
+        }),
+    )
 }
 
 /// Name of method `i` as a NUL-terminated string inside the program bytes
@@ -168,28 +212,30 @@ pub unsafe extern "C" fn etch_program_method_name(
     name: *mut *const c_char,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { program(p) }.and_then(|p| {
-        if i >= p.num_methods()? {
-            return Err(invalid_argument("no such method (at = index)", i as u32));
-        }
-        let s = p.method_name(i)?;
-        let data = p.file().data();
-        // The string is a sub-slice of `data`; its flatbuffer NUL must be the
-        // next byte, still inside the file.
-        let end = (s.as_ptr() as usize)
-            .checked_sub(data.as_ptr() as usize)
-            .and_then(|start| start.checked_add(s.len()))
-            .unwrap_or(usize::MAX);
-        if data.get(end) != Some(&0) {
-            return Err(Error::new(
-                ErrorCode::InvalidProgram,
-                "method name not NUL-terminated",
-                end as u32,
-            ));
-        }
-        // SAFETY: as above.
-        unsafe { ptr::put(name, s.as_ptr().cast(), 2) }
-    }))
+    code(
+        &unsafe { program_for(p, &[Region::writes(name, 1, 2)]) }.and_then(|p| {
+            if i >= p.num_methods()? {
+                return Err(invalid_argument("no such method (at = index)", i as u32));
+            }
+            let s = p.method_name(i)?;
+            let data = p.file().data();
+            // The string is a sub-slice of `data`; its flatbuffer NUL must be the
+            // next byte, still inside the file.
+            let end = (s.as_ptr() as usize)
+                .checked_sub(data.as_ptr() as usize)
+                .and_then(|start| start.checked_add(s.len()))
+                .unwrap_or(usize::MAX);
+            if data.get(end) != Some(&0) {
+                return Err(Error::new(
+                    ErrorCode::InvalidProgram,
+                    "method name not NUL-terminated",
+                    end as u32,
+                ));
+            }
+            // SAFETY: as above.
+            unsafe { ptr::put(name, s.as_ptr().cast(), 2) }
+        }),
+    )
 }
 
 /// What a method needs before it is loaded.
@@ -209,20 +255,39 @@ pub struct etch_method_meta_t {
     pub method_state_bytes: usize,
 }
 
+/// Method `name`'s meta, `out` (the call's out-pointer, argument `arg`)
+/// checked against the handle, the program bytes and the name.
+///
 /// # Safety
 /// `name` must be NULL or a NUL-terminated string.
-unsafe fn meta<'a>(p: *const etch_program_t, name: *const c_char) -> Result<MethodMeta<'a>, Error> {
+unsafe fn meta<'a, T>(
+    p: *const etch_program_t,
+    name: *const c_char,
+    out: *mut T,
+    arg: u32,
+) -> Result<MethodMeta<'a>, Error> {
     // SAFETY: as the callers document.
     let program = unsafe { program(p) }?;
     // SAFETY: as the callers document.
-    program
-        .method_meta(unsafe { ptr::name(name, 1) }?)
-        .map_err(|e| match e.code {
-            // etch-pte says NotFound; ExecuTorch's Program::method_meta
-            // answers an unknown name with InvalidArgument.
-            ErrorCode::NotFound => invalid_argument("no method with that name", 1),
-            _ => e,
-        })
+    let name = unsafe { ptr::name(name, 1) }?;
+    let call = [
+        Region::reads(name.as_ptr(), name.len().saturating_add(1), 1),
+        Region::writes(out, 1, arg),
+    ];
+    let reads = [Span::of_raw(p, 1), Span::of(program.file().data())];
+    disjoint(
+        Held {
+            reads: &reads,
+            writes: &[],
+        },
+        &call,
+    )?;
+    program.method_meta(name).map_err(|e| match e.code {
+        // etch-pte says NotFound; ExecuTorch's Program::method_meta
+        // answers an unknown name with InvalidArgument.
+        ErrorCode::NotFound => invalid_argument("no method with that name", 1),
+        _ => e,
+    })
 }
 
 /// `InvalidArgument` unless `i < n` (ExecuTorch checks indices the same way).
@@ -249,7 +314,7 @@ pub unsafe extern "C" fn etch_method_meta(
     out: *mut etch_method_meta_t,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name) }.and_then(|m| {
+    code(&unsafe { meta(p, name, out, 2) }.and_then(|m| {
         let value = etch_method_meta_t {
             num_inputs: m.num_inputs()?,
             num_outputs: m.num_outputs()?,
@@ -276,7 +341,7 @@ pub unsafe extern "C" fn etch_method_planned_buffer_size(
     bytes: *mut usize,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name) }.and_then(|m| {
+    code(&unsafe { meta(p, name, bytes, 3) }.and_then(|m| {
         if mem_index >= m.num_memory_planned_buffers()? {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
@@ -349,7 +414,7 @@ pub unsafe extern "C" fn etch_method_input_info(
     out: *mut etch_tensor_info_t,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name) }.and_then(|m| {
+    code(&unsafe { meta(p, name, out, 3) }.and_then(|m| {
         index(i, m.num_inputs()?)?;
         let info = etch_tensor_info_t::of(&m.input_tensor_meta(i)?);
         // SAFETY: as above.
@@ -369,7 +434,7 @@ pub unsafe extern "C" fn etch_method_output_info(
     out: *mut etch_tensor_info_t,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name) }.and_then(|m| {
+    code(&unsafe { meta(p, name, out, 3) }.and_then(|m| {
         index(i, m.num_outputs()?)?;
         let info = etch_tensor_info_t::of(&m.output_tensor_meta(i)?);
         // SAFETY: as above.

@@ -19,6 +19,8 @@ pub(crate) struct Span {
 }
 
 impl Span {
+    pub(crate) const EMPTY: Span = Span { start: 0, len: 0 };
+
     pub(crate) fn of(bytes: &[u8]) -> Span {
         Span {
             start: bytes.as_ptr() as usize,
@@ -26,10 +28,16 @@ impl Span {
         }
     }
 
-    pub(crate) fn of_raw<T>(p: *const T) -> Span {
+    /// `n` values of `T` at `p`; NULL is empty, a length that overflows
+    /// saturates (the range is refused later, by `bytes`/`bytes_mut`).
+    pub(crate) fn of_raw<T>(p: *const T, n: usize) -> Span {
         Span {
             start: p as usize,
-            len: core::mem::size_of::<T>(),
+            len: if p.is_null() {
+                0
+            } else {
+                n.saturating_mul(core::mem::size_of::<T>())
+            },
         }
     }
 
@@ -37,9 +45,84 @@ impl Span {
     pub(crate) fn overlaps(self, other: Span) -> bool {
         self.len != 0
             && other.len != 0
-            && self.start < other.start.wrapping_add(other.len)
-            && other.start < self.start.wrapping_add(self.len)
+            && self.start < other.start.saturating_add(other.len)
+            && other.start < self.start.saturating_add(self.len)
     }
+}
+
+/// One memory region a C call is handed: its range, whether the call writes
+/// it, and the argument it came from (the `at` of the refusal).
+#[derive(Clone, Copy)]
+pub(crate) struct Region {
+    span: Span,
+    writes: bool,
+    arg: u32,
+}
+
+impl Region {
+    /// `n` values of `T` at `p` that the call only reads.
+    pub(crate) fn reads<T>(p: *const T, n: usize, arg: u32) -> Region {
+        Region {
+            span: Span::of_raw(p, n),
+            writes: false,
+            arg,
+        }
+    }
+
+    /// `n` values of `T` at `p` that the call writes (an out-pointer: n = 1).
+    pub(crate) fn writes<T>(p: *mut T, n: usize, arg: u32) -> Region {
+        Region {
+            span: Span::of_raw(p.cast_const(), n),
+            writes: true,
+            arg,
+        }
+    }
+
+    pub(crate) fn of(span: Span, writes: bool, arg: u32) -> Region {
+        Region { span, writes, arg }
+    }
+}
+
+/// What a handle holds while a call runs: memory it only reads (the program
+/// bytes, or the whole handle for calls that do not change it) and memory it
+/// writes (a method's handle, state and planned buffers).
+#[derive(Clone, Copy)]
+pub(crate) struct Held<'a> {
+    pub reads: &'a [Span],
+    pub writes: &'a [Span],
+}
+
+impl Held<'_> {
+    pub(crate) const NONE: Held<'static> = Held {
+        reads: &[],
+        writes: &[],
+    };
+}
+
+/// The C API's one overlap check, which every entry point runs on every
+/// pointer it is handed before it dereferences any: `InvalidArgument`
+/// (`at` = the argument) when a region of `call` shares a byte with memory
+/// the handle writes, with memory it reads if the region is written, or with
+/// an earlier region of `call` if either of the two is written. Regions that
+/// are only read may overlap each other and the read-only memory (the same
+/// constant bytes passed twice).
+pub(crate) fn disjoint(held: Held<'_>, call: &[Region]) -> Result<(), Error> {
+    for (k, r) in call.iter().enumerate() {
+        let s = r.span;
+        let clash = held.writes.iter().any(|h| h.overlaps(s))
+            || r.writes && held.reads.iter().any(|h| h.overlaps(s))
+            || call
+                .iter()
+                .take(k)
+                .any(|o| (o.writes || r.writes) && o.span.overlaps(s));
+        if clash {
+            return Err(invalid_argument(
+                "buffer overlaps memory the call uses (at = argument)",
+                r.arg,
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn range_ok(p: usize, len: usize) -> bool {

@@ -214,3 +214,177 @@ fn run<const COPY: bool>() {
         assert_eq!(etch_method_unload(null_mut()), ETCH_INVALID_ARGUMENT);
     }
 }
+
+/// The program bytes in writable memory, so a call can be handed a buffer
+/// inside them (firmware may keep them in RAM).
+#[repr(C, align(16))]
+struct Program([u8; 5408]);
+
+thread_local! {
+    static RUNNING: core::cell::Cell<*mut etch_method_t> = const { core::cell::Cell::new(null_mut()) };
+    static SEEN: core::cell::RefCell<Vec<etch_status_t>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// A cycle counter that calls back into the method it times: every call
+/// must be refused as busy.
+extern "C" fn reentrant_cycles() -> u32 {
+    let m = RUNNING.with(|r| r.get());
+    let input = npy(INPUT_NPY);
+    let mut err: etch_error_t = zeroed();
+    let (mut out, mut n) = (null::<c_void>(), 0usize);
+    let mut prof = [0u32; 2];
+    let got = unsafe {
+        [
+            etch_method_execute(m),
+            etch_method_set_input(m, 0, input.as_ptr().cast(), input.len()),
+            etch_method_output(m, 0, &mut out, &mut n),
+            etch_method_error(m, &mut err),
+            etch_method_set_instruction_limit(m, 1),
+            etch_method_execute_profiled(m, Some(reentrant_cycles), prof.as_mut_ptr(), 2),
+            etch_method_unload(m),
+        ]
+    };
+    SEEN.with(|s| s.borrow_mut().extend_from_slice(&got));
+    0
+}
+
+#[test]
+fn overlapping_buffers_and_reentry_are_refused() {
+    unsafe {
+        let mut bytes = Box::new(Program([0; 5408]));
+        bytes.0.copy_from_slice(&TINY.0);
+        let data = bytes.0.as_mut_ptr();
+        let mut prog: etch_program_t = zeroed();
+        let p = addr_of_mut!(prog);
+        assert_eq!(etch_program_load(p, data.cast(), 5408, true), ETCH_OK);
+        // The handle over the bytes it reads: refused, nothing written.
+        let inside = data.add(64).cast::<etch_program_t>();
+        assert_eq!(
+            etch_program_load(inside, data.cast(), 5408, true),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(bytes.0[..], TINY.0[..]);
+        let mut n = 0usize;
+        assert_eq!(etch_program_num_methods(p, &mut n), ETCH_OK);
+        // forward and the int8-I/O config methods
+        assert_eq!(n, 11);
+        // Out-pointers into the program bytes or the handle.
+        assert_eq!(
+            etch_program_num_methods(p, data.add(16).cast()),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            etch_program_num_methods(p, p.cast::<usize>().add(1)),
+            ETCH_INVALID_ARGUMENT
+        );
+        let mut meta: etch_method_meta_t = zeroed();
+        assert_eq!(
+            etch_method_meta(p, c"forward".as_ptr(), data.add(32).cast()),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(bytes.0[..], TINY.0[..]);
+        assert_eq!(etch_method_meta(p, c"forward".as_ptr(), &mut meta), ETCH_OK);
+
+        let mut arena = Aligned([0u8; 48]);
+        let mut state = [0u8; 64];
+        let planned = [arena.0.as_mut_ptr().cast::<c_void>()];
+        let lens = [48usize];
+        let mut m: etch_method_t = zeroed();
+        let mp = addr_of_mut!(m);
+        let st = state.as_mut_ptr().cast::<c_void>();
+        let load = |m: *mut etch_method_t, p: *const etch_program_t| {
+            etch_method_load(
+                m,
+                p,
+                c"forward".as_ptr(),
+                st,
+                meta.method_state_bytes,
+                planned.as_ptr(),
+                lens.as_ptr(),
+                1,
+            )
+        };
+        // A method handle over the program handle: refused before either
+        // is written.
+        let mut over: etch_program_t = zeroed();
+        core::ptr::copy_nonoverlapping(addr_of!(prog), addr_of_mut!(over), 1);
+        let before = over._opaque;
+        assert_eq!(
+            load(addr_of_mut!(over).cast(), addr_of!(over)),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(over._opaque, before);
+        assert_eq!(load(mp, p), ETCH_OK);
+
+        // The profile table over the handle, the program bytes, the state
+        // or a planned buffer: refused with at = 2, nothing runs.
+        extern "C" fn zero() -> u32 {
+            0
+        }
+        for table in [
+            mp.cast::<u32>().add(4),
+            data.add(256).cast::<u32>(),
+            state.as_mut_ptr().cast::<u32>(),
+            arena.0.as_mut_ptr().cast::<u32>().add(2),
+        ] {
+            let program_bytes = bytes.0;
+            assert_eq!(
+                etch_method_execute_profiled(mp, Some(zero), table, 2),
+                ETCH_INVALID_ARGUMENT
+            );
+            let mut err: etch_error_t = zeroed();
+            assert_eq!(etch_method_error(mp, &mut err), ETCH_OK);
+            assert_eq!((err.status, err.at), (ETCH_INVALID_ARGUMENT, 2));
+            assert_eq!(bytes.0, program_bytes);
+        }
+        // Output and error out-pointers into the handle or planned memory.
+        let mut out = null::<c_void>();
+        let mut len = 0usize;
+        assert_eq!(
+            etch_method_output(mp, 0, mp.cast::<*const c_void>().add(2), &mut len),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            etch_method_output(mp, 0, &mut out, arena.0.as_mut_ptr().cast()),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            etch_method_output(mp, 0, &mut out, addr_of_mut!(out).cast()),
+            ETCH_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            etch_method_error(mp, mp.cast::<etch_error_t>()),
+            ETCH_INVALID_ARGUMENT
+        );
+        // An input from the program bytes is fine (both only read).
+        let input = npy(INPUT_NPY);
+        assert_eq!(
+            etch_method_set_input(mp, 0, data.add(1024).cast(), input.len()),
+            ETCH_OK
+        );
+
+        // Re-entry from the cycle callback: every call refused as busy,
+        // the run completes, the method is still loaded and right.
+        RUNNING.with(|r| r.set(mp));
+        SEEN.with(|s| s.borrow_mut().clear());
+        assert_eq!(
+            etch_method_set_input(mp, 0, input.as_ptr().cast(), input.len()),
+            ETCH_OK
+        );
+        let mut prof = [0u32; 2];
+        assert_eq!(
+            etch_method_execute_profiled(mp, Some(reentrant_cycles), prof.as_mut_ptr(), 2),
+            ETCH_OK
+        );
+        let seen = SEEN.with(|s| s.borrow().clone());
+        assert_eq!(seen.len(), 4 * 7); // two reads per instruction
+        assert!(seen.iter().all(|&s| s == ETCH_INVALID_STATE), "{seen:?}");
+        assert_eq!(etch_method_output(mp, 0, &mut out, &mut len), ETCH_OK);
+        assert_eq!(
+            core::slice::from_raw_parts(out.cast::<u8>(), len),
+            npy(OUTPUT_NPY)
+        );
+        // A load into the running handle is refused as well.
+        assert_eq!(etch_method_unload(mp), ETCH_OK);
+    }
+}
