@@ -6,8 +6,8 @@
 # target/etch-mutate/) or on any run over 100 ms (fastest of three). The
 # regression corpus (rust/etch-fuzz/regressions/) is replayed by
 # `cargo test --workspace`. Long campaigns and libFuzzer: docs/robustness.md.
-# A few minutes on 2 cores; the seed changes daily (printed, so a failure
-# reproduces with the same command).
+# A few minutes on 2 cores (timed in docs/robustness.md); the seed changes
+# daily (printed, so a failure reproduces with the same command).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
@@ -22,4 +22,17 @@ echo "fuzz smoke: seed $seed (ETCH_FUZZ_SEED=$seed $0 reproduces)"
   $F/tiny_*.pte $F/zoo_*.pte $F/attn_*.pte $F/fzoo_portable_f32.pte
 "$bin" --seed "$seed" --iters 1500 --out target/etch-mutate \
   $F/dscnn_cm_*.pte
-"$bin" --target reader --seed "$seed" --iters 60000 --out target/etch-mutate $F/*.pte
+# Every single-operator program and every zoo model seeds the smoke too
+# (issue 24: a kernel no seed calls is never fuzzed; rust/etch-fuzz
+# tests/seed_coverage.rs checks each kernel has a seed of at most 64 KB).
+# The zoo models over 64 KB (up to 1 MB, tens of ms per run) get fewer
+# mutants; each run's limit is --max-ms plus 4x its seed's own run.
+small_zoo=() large_zoo=()
+for f in tests/zoo/*.pte; do
+  if [ "$(stat -c %s "$f")" -le 65536 ]; then small_zoo+=("$f"); else large_zoo+=("$f"); fi
+done
+"$bin" --seed "$seed" --iters 100000 --out target/etch-mutate \
+  tests/ops/*.pte tests/custom/*.pte "${small_zoo[@]}"
+"$bin" --seed "$seed" --iters 400 --out target/etch-mutate "${large_zoo[@]}"
+"$bin" --target reader --seed "$seed" --iters 60000 --out target/etch-mutate \
+  $F/*.pte tests/ops/*.pte tests/custom/*.pte tests/zoo/*.pte
