@@ -51,7 +51,25 @@ pub fn label_of(path: &Path) -> Option<&'static str> {
 /// `no_std` parser is etch-frontend's `wav`).
 pub(crate) fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
     let name = path.display();
-    let mut wav =
+    let mut wav = open_clip(path)?;
+    let pcm: Vec<i16> = wav
+        .samples::<i16>()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{name}: {e}"))?;
+    if pcm.is_empty() {
+        return Err(format!("{name}: no samples"));
+    }
+    Ok(pcm)
+}
+
+/// Opens a 16 kHz mono 16-bit PCM WAV file for streaming: the header is
+/// read and checked, the samples are left in the file (`etch listen` reads
+/// them hop by hop, in memory independent of the recording's length).
+pub(crate) fn open_clip(
+    path: &Path,
+) -> Result<hound::WavReader<std::io::BufReader<std::fs::File>>, String> {
+    let name = path.display();
+    let wav =
         hound::WavReader::open(path).map_err(|e| format!("{name}: not a PCM WAV file ({e})"))?;
     let spec = wav.spec();
     if spec.sample_rate != 16000
@@ -67,14 +85,10 @@ pub(crate) fn read_clip(path: &Path) -> Result<Vec<i16>, String> {
             if spec.sample_format == hound::SampleFormat::Float { " float" } else { "" }
         ));
     }
-    let pcm: Vec<i16> = wav
-        .samples::<i16>()
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{name}: {e}"))?;
-    if pcm.is_empty() {
+    if wav.duration() == 0 {
         return Err(format!("{name}: no samples"));
     }
-    Ok(pcm)
+    Ok(wav)
 }
 
 /// The value a 0-instruction config method (`input0_scale`, ...) returns.

@@ -107,10 +107,13 @@ fn probabilities_u8(dtype: ScalarType, data: &[u8], zero_point: i64) -> Option<V
     }
 }
 
-/// Plays `pcm` through the streaming front end, the model and the recognizer.
+/// Plays `pcm` through the streaming front end, the model and the
+/// recognizer, one hop at a time as a board does: the samples are pulled
+/// from the iterator (a WAV file being read), never held, so memory does
+/// not depend on the recording's length.
 pub fn listen(
     model: &str,
-    pcm: &[i16],
+    pcm: impl Iterator<Item = Result<i16, String>>,
     every_ms: u32,
     config: Config,
 ) -> Result<Vec<Heard>, String> {
@@ -142,9 +145,20 @@ pub fn listen(
     let mut stream = Stream::new();
     let every = (every_ms / HOP_MS) as usize;
     let mut heard = Vec::new();
-    for (k, hop) in pcm.chunks_exact(FRAME_STEP).enumerate() {
-        let hop: &[i16; FRAME_STEP] = hop.try_into().map_err(|_| "hop")?;
-        stream.push(&mut fe, hop);
+    let mut pcm = pcm;
+    let mut hop = [0i16; FRAME_STEP];
+    for k in 0.. {
+        // A whole hop, or the end (a last partial hop is dropped, as
+        // `chunks_exact` did over the whole recording).
+        let mut got = 0;
+        for (slot, sample) in hop.iter_mut().zip(pcm.by_ref()) {
+            *slot = sample?;
+            got += 1;
+        }
+        if got < FRAME_STEP {
+            break;
+        }
+        stream.push(&mut fe, &hop);
         let hops = k + 1;
         if hops < HOPS || !(hops - HOPS).is_multiple_of(every) {
             continue;
@@ -280,18 +294,23 @@ pub fn main(a: Args) -> Result<(), String> {
             (w, Some(tsv))
         }
     };
-    let pcm = kws::read_clip(&wav)?;
+    let mut clip = kws::open_clip(&wav)?;
+    let samples = clip.duration();
     outln!(
         "listening to {} ({:.1} s) with {model}: inference every {} ms, average over {} ms (at least {}), threshold {}/255, refractory {} ms",
         wav.display(),
-        pcm.len() as f64 / 16000.0,
+        samples as f64 / 16000.0,
         a.every_ms,
         config.window_ms,
         config.min_count,
         config.threshold,
         config.refractory_ms
     );
-    let heard = listen(&model, &pcm, a.every_ms, config)?;
+    let name = wav.display().to_string();
+    let pcm = clip
+        .samples::<i16>()
+        .map(|s| s.map_err(|e| format!("{name}: {e}")));
+    let heard = listen(&model, pcm, a.every_ms, config)?;
     for h in &heard {
         outln!(
             "detected \"{}\" at {} ms (score {}/255)",

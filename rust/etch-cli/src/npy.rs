@@ -1,5 +1,13 @@
 //! `.npy` / `.npz` files through the `npyz` and `zip` crates, as untyped
 //! tensors: an ExecuTorch dtype, a shape and little-endian bytes in C order.
+//!
+//! Bounded memory (issue 24): every reader takes a [`Cap`], what the program
+//! can hold, and refuses a file, an archive member or an array over it
+//! before allocating: the file's length is checked before it is read, an
+//! array's declared size (shape product times item size, checked) before
+//! `npyz` sees the header (it multiplies the shape unchecked), and an `.npz`
+//! member is inflated through a `take` of its share of the cap, whatever its
+//! header claims.
 
 use std::io::{Cursor, Read};
 
@@ -120,29 +128,179 @@ fn from_file<R: Read>(file: NpyFile<R>) -> Result<Npy, String> {
     Ok(Npy { dtype, shape, data })
 }
 
-pub fn parse(bytes: &[u8]) -> Result<Npy, String> {
+/// Most bytes a reader may hold: `array` for one array's data, `total` for
+/// all the arrays of one `.npz` (or of a trace directory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cap {
+    pub array: usize,
+    pub total: usize,
+}
+
+impl Cap {
+    /// One array of at most `bytes`.
+    #[cfg(test)]
+    pub fn one(bytes: usize) -> Cap {
+        Cap {
+            array: bytes,
+            total: bytes,
+        }
+    }
+
+    /// What a program's tensors can hold: any one array at most its largest
+    /// tensor, all of them at most twice the sum of its tensors (a graph
+    /// node's output and the `alloc` node that made its buffer are both in
+    /// an `.npz` of intermediates).
+    pub fn of_program(file: &[u8], method: &str) -> Result<Cap, String> {
+        use etch_pte::{PteFile, Value};
+        let err = |e: etch_pte::Error| e.to_string();
+        let file = PteFile::new_checked(file).map_err(err)?;
+        let plan = file.plan(method).map_err(err)?;
+        let (mut array, mut total) = (0usize, 0usize);
+        for v in plan.values().map_err(err)?.iter() {
+            if let Value::Tensor(t) = v.map_err(err)?.value().map_err(err)? {
+                let n = etch_pte::tensor::nbytes(&t).map_err(err)?;
+                array = array.max(n);
+                total = total.saturating_add(n);
+            }
+        }
+        Ok(Cap {
+            array,
+            total: total.saturating_mul(2),
+        })
+    }
+}
+
+/// Header bytes allowed beyond an array's data: the `.npy` header (format
+/// 1.0 headers are at most 64 KiB; numpy writes under 200 bytes).
+const HEADER_SLACK: usize = 1 << 16;
+
+/// The bytes of `path`, refused before reading if the file is over `max`.
+fn read_capped(path: &str, max: usize) -> Result<Vec<u8>, String> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{path}: {e}"))?
+        .len();
+    if len > max as u64 {
+        return Err(format!(
+            "{path}: {len} bytes, more than the {max} the program can hold"
+        ));
+    }
+    crate::read_file(path)
+}
+
+/// The declared data size of a `.npy`: shape product times item size, both
+/// checked, read from the header without `npyz` (which multiplies the shape
+/// unchecked: a panic in overflow-checked builds). Also checks the data is
+/// present. Only the plain dtypes etch reads are sized; others are errors.
+fn declared_bytes(bytes: &[u8]) -> Result<usize, String> {
+    let bad = |what: &str| format!("bad .npy header: {what}");
+    if bytes.get(..6) != Some(b"\x93NUMPY") {
+        return Err(bad("no magic"));
+    }
+    let (len, at) = match bytes.get(6) {
+        Some(1) => (
+            bytes
+                .get(8..10)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize),
+            10,
+        ),
+        Some(2 | 3) => (
+            bytes
+                .get(8..12)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize),
+            12,
+        ),
+        _ => return Err(bad("unknown version")),
+    };
+    let end = len
+        .and_then(|l| l.checked_add(at))
+        .ok_or_else(|| bad("truncated"))?;
+    let header = bytes.get(at..end).ok_or_else(|| bad("truncated"))?;
+    let header = std::str::from_utf8(header).map_err(|_| bad("not text"))?;
+    let field = |key: &str| {
+        header
+            .find(key)
+            .map(|i| header[i + key.len()..].trim_start_matches([' ', ':']))
+    };
+    let descr = field("'descr'")
+        .and_then(|d| d.strip_prefix('\''))
+        .and_then(|d| d.split('\'').next())
+        .ok_or_else(|| bad("no descr"))?;
+    let item: usize = descr
+        .get(2..)
+        .and_then(|n| n.parse().ok())
+        .filter(|_| descr.len() >= 3)
+        .ok_or_else(|| format!("unsupported dtype {descr}"))?;
+    let shape = field("'shape'")
+        .and_then(|s| s.strip_prefix('('))
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| bad("no shape"))?;
+    let mut n = item;
+    for dim in shape.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let dim: usize = dim.parse().map_err(|_| bad("shape"))?;
+        n = n
+            .checked_mul(dim)
+            .ok_or_else(|| bad("shape product overflows"))?;
+    }
+    if bytes.len() - end < n {
+        return Err(format!(
+            "{n} bytes of data declared, {} present",
+            bytes.len() - end
+        ));
+    }
+    Ok(n)
+}
+
+/// One `.npy` from memory, refused if its data is over `max` bytes.
+pub fn parse(bytes: &[u8], max: usize) -> Result<Npy, String> {
+    let n = declared_bytes(bytes)?;
+    if n > max {
+        return Err(format!(
+            "{n} bytes of data, more than the {max} the program can hold"
+        ));
+    }
     from_file(NpyFile::new(bytes).map_err(|e| e.to_string())?)
 }
 
-pub fn read(path: &str) -> Result<Npy, String> {
-    parse(&crate::read_file(path)?).map_err(|e| format!("{path}: {e}"))
+/// One `.npy` file of at most `max` bytes of data.
+pub fn read(path: &str, max: usize) -> Result<Npy, String> {
+    let bytes = read_capped(path, max.saturating_add(HEADER_SLACK))?;
+    parse(&bytes, max).map_err(|e| format!("{path}: {e}"))
 }
 
-/// Every array of a `.npz` (stored or deflated), in archive order.
-pub fn read_npz(path: &str) -> Result<Vec<(String, Npy)>, String> {
+/// Every array of a `.npz` (stored or deflated), in archive order, within
+/// `cap`: each member is inflated through a `take` of what is left of
+/// `cap.total` (or `cap.array`), so a member that inflates past it is
+/// refused after at most that many bytes.
+pub fn read_npz(path: &str, cap: Cap) -> Result<Vec<(String, Npy)>, String> {
     let err = |e: &dyn std::fmt::Display| format!("{path}: {e}");
-    let bytes = crate::read_file(path)?;
+    // A member is at least its data plus its name and headers; the archive
+    // is refused if it could not fit within the total anyway.
+    let bytes = read_capped(
+        path,
+        cap.total.saturating_add(HEADER_SLACK).saturating_mul(2),
+    )?;
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| err(&e))?;
     let mut out = Vec::new();
+    let mut left = cap.total;
     for i in 0..zip.len() {
-        let mut f = zip.by_index(i).map_err(|e| err(&e))?;
+        let f = zip.by_index(i).map_err(|e| err(&e))?;
         let name = f.name().to_string();
         let Some(array) = name.strip_suffix(".npy") else {
             continue;
         };
+        let max = cap.array.min(left);
+        let limit = max.saturating_add(HEADER_SLACK);
         let mut buf = Vec::new();
-        f.read_to_end(&mut buf).map_err(|e| err(&e))?;
-        let npy = parse(&buf).map_err(|e| format!("{path}: {name}: {e}"))?;
+        f.take(limit as u64 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| err(&e))?;
+        if buf.len() > limit {
+            return Err(format!(
+                "{path}: {name}: inflates past the {max} bytes the program can hold"
+            ));
+        }
+        let npy = parse(&buf, max).map_err(|e| format!("{path}: {name}: {e}"))?;
+        left -= npy.data.len().min(left);
         out.push((array.to_string(), npy));
     }
     Ok(out)
@@ -208,7 +366,7 @@ mod tests {
         };
         let bytes = to_bytes(&npy).unwrap();
         assert_eq!(bytes.len() % 64, 12);
-        let back = parse(&bytes).unwrap();
+        let back = parse(&bytes, 12).unwrap();
         assert_eq!(
             (back.dtype, back.shape, back.data),
             (npy.dtype, npy.shape, npy.data)
@@ -221,7 +379,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/tiny_cm_m0.intermediates.npz"
         );
-        let arrays = read_npz(path).unwrap();
+        let arrays = read_npz(path, Cap::one(1 << 20)).unwrap();
         let got: Vec<(usize, ScalarType, Vec<usize>)> = arrays
             .iter()
             .map(|(n, a)| (n.len(), a.dtype, a.shape.clone()))
@@ -243,7 +401,47 @@ mod tests {
 
     #[test]
     fn rejects_garbage_without_panicking() {
-        assert!(parse(b"\x93NUMPY\x01\x00\xff\xff").is_err());
-        assert!(parse(b"not npy").is_err());
+        assert!(parse(b"\x93NUMPY\x01\x00\xff\xff", 1 << 20).is_err());
+        assert!(parse(b"not npy", 1 << 20).is_err());
+    }
+
+    /// A v1 .npy with `header` as its dict and `data` after it.
+    fn npy_with(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        b.extend_from_slice(header.as_bytes());
+        b.extend_from_slice(data);
+        b
+    }
+
+    /// Issue 24: a shape whose product overflows panicked inside npyz in
+    /// overflow-checked builds (the debug CLI); now an error before npyz.
+    #[test]
+    fn sizes_are_checked_before_npyz_sees_them() {
+        let huge =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }\n";
+        assert_eq!(
+            parse(&npy_with(huge, &[0; 16]), 1 << 20).err().unwrap(),
+            "bad .npy header: shape product overflows"
+        );
+        // Within usize but more than the program holds, or than is present.
+        let big = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }\n";
+        assert_eq!(
+            parse(&npy_with(big, &[0; 16]), 1 << 30).err().unwrap(),
+            "4000000 bytes of data declared, 16 present"
+        );
+        assert_eq!(
+            parse(&npy_with(big, &vec![0; 4_000_000]), 1024)
+                .err()
+                .unwrap(),
+            "4000000 bytes of data, more than the 1024 the program can hold"
+        );
+        let ok = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), }\n";
+        let got = parse(&npy_with(ok, &[1, 0, 0, 0, 2, 0, 0, 0]), 8).unwrap();
+        assert_eq!(
+            (got.dtype, got.shape, got.data),
+            (ScalarType::INT, vec![2, 1], vec![1, 0, 0, 0, 2, 0, 0, 0])
+        );
+        assert!(parse(&npy_with(ok, &[0; 8]), 7).is_err());
     }
 }

@@ -207,6 +207,9 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
     let program = host::load_program(&a.path, &bytes)?;
     let err = |e| crate::describe(&a.path, e);
     let meta = program.method_meta(&a.method).map_err(err)?;
+    // What the program can hold bounds every .npy/.npz read below: an
+    // array larger than its largest tensor is refused before allocating.
+    let cap = npy::Cap::of_program(bytes.bytes(), &a.method)?;
     let mut mem = MethodMemory::for_meta(&meta).map_err(err)?;
     let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| b.bytes_mut()).collect();
     let mut method = host::load_method(&meta, &mut mem.state, &mut planned)?;
@@ -223,8 +226,8 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
     // inputs are set again before every run.
     let mut inputs = Vec::with_capacity(n_inputs);
     for (i, path) in a.inputs.iter().enumerate() {
-        let input = npy::read(path)?;
         let info = method.input_meta(i).map_err(err)?;
+        let input = npy::read(path, cap.array)?;
         if input.dtype != info.dtype {
             return Err(format!(
                 "{path}: dtype {} but input {i} is {}",
@@ -266,7 +269,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
             );
         }
         if let Some(reference) = &a.trace_compare {
-            let refs = trace::load_reference(reference)?;
+            let refs = trace::load_reference(reference, cap)?;
             let c = trace::compare(&tracer.entries, &refs, 8);
             let text = trace::report(&c, reference);
             say(text.trim_end_matches('\n').to_string());
@@ -403,7 +406,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
             entry["written_to"] = json!(path);
         }
         if let Some(path) = a.compare.get(i) {
-            let reference = npy::read(path)?;
+            let reference = npy::read(path, cap.array)?;
             if reference.dtype != out.dtype || reference.shape != out.shape {
                 say(format!(
                     "output {i}: {}{:?} but reference {path} is {}{:?}",

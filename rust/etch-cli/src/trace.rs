@@ -169,7 +169,9 @@ fn npz_key(name: &str) -> String {
 }
 
 /// Loads a reference: an `.npz` of graph-node outputs or a `--trace` directory.
-pub fn load_reference(path: &str) -> Result<Vec<Reference>, String> {
+/// Refused past `cap` (what the program's tensors can hold) before reading
+/// more.
+pub fn load_reference(path: &str, cap: npy::Cap) -> Result<Vec<Reference>, String> {
     let p = Path::new(path);
     if p.is_dir() {
         let mut files: Vec<String> = std::fs::read_dir(p)
@@ -180,6 +182,7 @@ pub fn load_reference(path: &str) -> Result<Vec<Reference>, String> {
             .collect();
         files.sort();
         let mut refs: Vec<Reference> = Vec::new();
+        let mut left = cap.total;
         for f in files {
             // 007_cortex_m.quantized_conv2d.out[.k].npy
             let Some((index, op)) = f.trim_end_matches(".npy").split_once('_') else {
@@ -192,7 +195,8 @@ pub fn load_reference(path: &str) -> Result<Vec<Reference>, String> {
                 _ => continue,
             };
             let label = format!("{index}_{op}");
-            let t = npy::read(&p.join(&f).display().to_string())?;
+            let t = npy::read(&p.join(&f).display().to_string(), cap.array.min(left))?;
+            left -= t.data.len();
             match refs.last_mut() {
                 Some(last) if last.label.split('_').next() == Some(index) => last.tensors.push(t),
                 _ => refs.push(Reference {
@@ -204,7 +208,7 @@ pub fn load_reference(path: &str) -> Result<Vec<Reference>, String> {
         }
         Ok(refs)
     } else {
-        Ok(npy::read_npz(path)?
+        Ok(npy::read_npz(path, cap)?
             .into_iter()
             .filter(|(name, _)| !name.contains("<function alloc"))
             .map(|(name, t)| Reference {
