@@ -41,6 +41,6 @@ pub(crate) struct Mve;
 /// x86-64 hosts: SSE2 (`PMADDWD`, baseline on every x86-64 CPU, so no
 /// runtime detection) layer kernels for the pointwise and depthwise
 /// convolutions ([`super::x86`]), [`Scalar`]'s building blocks elsewhere.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[cfg_attr(any(feature = "dsp", not(test)), allow(dead_code))]
 pub(crate) struct X86;

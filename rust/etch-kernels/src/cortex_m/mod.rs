@@ -21,7 +21,7 @@ mod pool;
 mod requant;
 #[cfg(test)]
 mod testutil;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod x86;
 
 pub use conv::{conv_s8, conv_s8_in, CONV_SCRATCH_BYTES};
@@ -31,15 +31,21 @@ pub use pool::{avg_pool_s8, max_pool_s8};
 
 /// The multiply-accumulate implementation this build runs: Helium layer
 /// kernels with `mve` (Cortex-M55/M85), `SXTB16`/`SMLAD` with `dsp`
-/// (Armv7E-M, Armv8-M Mainline), SSE2 layer kernels on x86-64 hosts, plain
-/// Rust otherwise.
+/// (Armv7E-M, Armv8-M Mainline), SSE2 layer kernels on x86-64 with SSE2,
+/// plain Rust otherwise. Chosen by `target_feature`, not the architecture
+/// alone: Zephyr's Rust target for native_sim/native/64,
+/// `x86_64-unknown-none`, has no SSE (soft float), and SSE2 intrinsics there
+/// abort LLVM ("Do not know how to split the result of this operator!").
 #[cfg(feature = "mve")]
 type Active = mac::Mve;
 #[cfg(all(feature = "dsp", not(feature = "mve")))]
 type Active = mac::Dsp;
-#[cfg(all(not(feature = "dsp"), target_arch = "x86_64"))]
+#[cfg(all(not(feature = "dsp"), target_arch = "x86_64", target_feature = "sse2"))]
 type Active = mac::X86;
-#[cfg(all(not(feature = "dsp"), not(target_arch = "x86_64")))]
+#[cfg(all(
+    not(feature = "dsp"),
+    not(all(target_arch = "x86_64", target_feature = "sse2"))
+))]
 type Active = mac::Scalar;
 
 /// NHWC sizes.

@@ -1,6 +1,9 @@
 //! x86-64 building blocks of the [`X86`](super::mac::X86) layer kernels
 //! (`conv/x86.rs`, `depthwise/x86.rs`): SSE2 only, which every x86-64 CPU
-//! has (no runtime detection; `i686` and other hosts take [`Scalar`](super::mac::Scalar)).
+//! and every hosted x86-64 target has (no runtime detection). Compiled only with
+//! `all(target_arch = "x86_64", target_feature = "sse2")`: `i686`, other
+//! architectures and `x86_64-unknown-none` (no SSE: Zephyr's
+//! native_sim/native/64 Rust target) take [`Scalar`](super::mac::Scalar).
 //!
 //! `PMADDWD` (`_mm_madd_epi16`) multiplies eight int16 lanes and adds
 //! adjacent products into four int32 lanes; int8 values are sign-extended
@@ -22,8 +25,8 @@ macro_rules! sse2 {
         #[inline(always)]
         pub(crate) fn $name($($a: __m128i),*) -> __m128i {
             // SAFETY: the intrinsic only computes on registers (no memory
-            // access) and needs SSE2, which every x86-64 CPU has (this
-            // module is compiled for `target_arch = "x86_64"` only).
+            // access) and needs SSE2, which this module is compiled with
+            // only (`target_feature = "sse2"`, see the module's cfg).
             unsafe { arch::$f($($a),*) }
         }
     )*};

@@ -21,7 +21,7 @@ mod mve;
 mod scalar;
 #[cfg(test)]
 mod tests;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod x86;
 
 /// `arm_convolve_s8` (all of CMSIS-NN's conv paths compute the same sums):

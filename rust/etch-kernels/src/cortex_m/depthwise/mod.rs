@@ -18,7 +18,7 @@ mod mve;
 mod scalar;
 #[cfg(test)]
 mod tests;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod x86;
 
 /// `arm_depthwise_conv_s8`: output channel `oc = ic·ch_mult + m` sees only
