@@ -744,8 +744,10 @@ etch_status_t etch_kws_init(etch_kws_t *k, const etch_kws_config_t *config);
  * detection, else sets `*detected` to 0.
  *
  * `ETCH_INVALID_STATE` if `k` was not set up by `etch_kws_init`;
- * `ETCH_INVALID_ARGUMENT` for NULL pointers, a wrong `n`, or a time before
- * the previous result's.
+ * `ETCH_INVALID_ARGUMENT` for NULL pointers, a wrong `n`, a time before
+ * the previous result's, or `*k`, `scores`, `*out` and `*detected`
+ * overlapping where one is written. Any int32 `zero_point` is taken:
+ * `q - zero_point` is computed without wrapping, then clamped to 0..=255.
  *
  * # Safety
  * `k` NULL or an `etch_kws_t` nothing else uses during the call; `scores`

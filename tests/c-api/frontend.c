@@ -230,6 +230,74 @@ static void bad_arguments(void)
 	CHECK(etch_frontend_stream_features_int8(&stream, IN_SCALE, IN_ZP, out, sizeof(out),
 						 NULL) == ETCH_INVALID_STATE,
 	      "features after one hop");
+	/* `peak` inside `out`, the samples, the scratch or the stream: refused
+	 * before anything is written (issue 24: silently overwritten before). */
+	memset(out, 0x55, sizeof(out));
+	CHECK(etch_frontend_mfcc_int8(&fe, pcm, 16000, IN_SCALE, IN_ZP, out, sizeof(out),
+				      (int16_t *)(void *)(out + 100)) == ETCH_INVALID_ARGUMENT,
+	      "peak inside the output");
+	CHECK(out[100] == 0x55 && out[0] == 0x55, "output written on a refused call");
+	CHECK(etch_frontend_mfcc_int8(&fe, pcm, 16000, IN_SCALE, IN_ZP, out, sizeof(out),
+				      pcm + 5) == ETCH_INVALID_ARGUMENT,
+	      "peak inside the samples");
+	CHECK(etch_frontend_mfcc_int8(&fe, pcm, 16000, IN_SCALE, IN_ZP, out, sizeof(out),
+				      (int16_t *)(void *)&fe) == ETCH_INVALID_ARGUMENT,
+	      "peak inside the scratch");
+	CHECK(etch_frontend_mfcc(&fe, pcm, 16000, f, ETCH_FRONTEND_FEATURES,
+				 (int16_t *)(void *)(f + 7)) == ETCH_INVALID_ARGUMENT,
+	      "peak inside the float output");
+	CHECK(etch_frontend_stream_features_int8(&stream, IN_SCALE, IN_ZP, out, sizeof(out),
+						 (int16_t *)(void *)&stream) == ETCH_INVALID_ARGUMENT,
+	      "peak inside the stream");
+	CHECK(etch_frontend_stream_hops(&stream, (size_t *)(void *)&stream) ==
+		      ETCH_INVALID_ARGUMENT, "hops inside the stream");
+	CHECK(etch_frontend_stream_push(&stream, (etch_frontend_t *)(void *)&stream, pcm,
+					ETCH_FRONTEND_HOP_SAMPLES) == ETCH_INVALID_ARGUMENT,
+	      "scratch over the stream");
+}
+
+/* The keyword recognizer with hostile numbers (issue 24): the zero point is
+ * any int32 the caller passes, and `score - zero_point` must not wrap. */
+static void kws_arguments(void)
+{
+	static etch_kws_t k;
+	etch_kws_config_t cfg = {.labels = 12, .keywords = 10, .window_ms = 1000,
+				 .min_count = 1, .threshold = 200, .refractory_ms = 1000};
+	etch_kws_detection_t d;
+	uint8_t hit = 7;
+	int8_t silence[12], loud[12];
+	memset(silence, -128, sizeof(silence));
+	memset(loud, -128, sizeof(loud));
+	loud[3] = 110; /* label 3 at 238 / 255 with zero point -128 */
+
+	CHECK(etch_kws_init(&k, &cfg) == ETCH_OK, "kws init");
+	/* INT32_MAX: silence is probability 0, not 255 (wrapped before). */
+	CHECK(etch_kws_push_int8(&k, 0, silence, 12, 2147483647, &d, &hit) == ETCH_OK && hit == 0,
+	      "silence with zero point INT32_MAX detected (hit %u, label %u, score %u)",
+	      (unsigned)hit, (unsigned)d.label, (unsigned)d.score);
+	/* INT32_MIN: every score saturates at 255, label 0 wins the tie. */
+	CHECK(etch_kws_init(&k, &cfg) == ETCH_OK, "kws init");
+	CHECK(etch_kws_push_int8(&k, 0, silence, 12, (int32_t)(-2147483647 - 1), &d, &hit) ==
+			  ETCH_OK &&
+		      hit == 1 && d.label == 0 && d.score == 255,
+	      "zero point INT32_MIN: hit %u label %u score %u", (unsigned)hit, (unsigned)d.label,
+	      (unsigned)d.score);
+	CHECK(etch_kws_init(&k, &cfg) == ETCH_OK, "kws init");
+	CHECK(etch_kws_push_int8(&k, 0, loud, 12, -128, &d, &hit) == ETCH_OK && hit == 1 &&
+		      d.label == 3 && d.score == 238,
+	      "loud: hit %u label %u score %u", (unsigned)hit, (unsigned)d.label,
+	      (unsigned)d.score);
+	/* Out-pointers into the recognizer, the scores or each other. */
+	CHECK(etch_kws_push_int8(&k, 2000, loud, 12, -128, (etch_kws_detection_t *)(void *)&k,
+				 &hit) == ETCH_INVALID_ARGUMENT, "detection inside the recognizer");
+	CHECK(etch_kws_push_int8(&k, 2000, loud, 12, -128, &d, (uint8_t *)&d) ==
+		      ETCH_INVALID_ARGUMENT, "detected inside the detection");
+	CHECK(etch_kws_push_int8(&k, 2000, loud, 12, -128, &d, (uint8_t *)loud) ==
+		      ETCH_INVALID_ARGUMENT, "detected inside the scores");
+	CHECK(etch_kws_push_int8(&k, 2000, (const int8_t *)&k, 12, -128, &d, &hit) ==
+		      ETCH_INVALID_ARGUMENT, "scores inside the recognizer");
+	CHECK(etch_kws_init(&k, (const etch_kws_config_t *)(void *)&k) == ETCH_INVALID_ARGUMENT,
+	      "config inside the recognizer");
 }
 
 int main(int argc, char **argv)
@@ -243,6 +311,7 @@ int main(int argc, char **argv)
 	CHECK(sizeof(etch_frontend_t) == 2048, "etch_frontend_t is %u bytes",
 	      (unsigned)sizeof(etch_frontend_t));
 	bad_arguments();
+	kws_arguments();
 	for (int i = 2; i < argc; i++) {
 		clip(argv[1], argv[i]);
 	}

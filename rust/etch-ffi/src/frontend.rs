@@ -101,7 +101,7 @@ unsafe fn samples<'a>(pcm: *const i16, n: usize) -> Option<&'a [i16]> {
     if pcm.is_null() || !pcm.is_aligned() || n == 0 || n > isize::MAX as usize / 2 {
         return None;
     }
-    (pcm as usize).checked_add(n * 2)?;
+    (pcm as usize).checked_add(n.checked_mul(2)?)?;
     // SAFETY: non-null, aligned, the range does not wrap; readable for n
     // samples is the caller's contract.
     Some(unsafe { core::slice::from_raw_parts(pcm, n) })
@@ -115,7 +115,7 @@ unsafe fn features_out<'a, T>(out: *mut T, out_len: usize) -> Option<&'a mut [T;
     if out.is_null() || !out.is_aligned() || out_len < FEATURES {
         return None;
     }
-    (out as usize).checked_add(FEATURES * size_of::<T>())?;
+    (out as usize).checked_add(size_of::<[T; FEATURES]>())?;
     // SAFETY: non-null, aligned, FEATURES <= out_len elements writable
     // (caller), the range does not wrap.
     Some(unsafe { &mut *out.cast::<[T; FEATURES]>() })

@@ -10,6 +10,7 @@ use core::mem::{align_of, size_of};
 
 use etch_kws::{Config, Recognizer};
 
+use crate::ptr::{disjoint, Held, Region};
 use crate::status::etch_status_t;
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE, ETCH_OK};
 
@@ -87,6 +88,14 @@ pub unsafe extern "C" fn etch_kws_init(
     let (Some(p), false) = (inner_ptr(k), config.is_null() || !config.is_aligned()) else {
         return ETCH_INVALID_ARGUMENT;
     };
+    if disjoint(
+        Held::NONE,
+        &[Region::writes(k, 1, 0), Region::reads(config, 1, 1)],
+    )
+    .is_err()
+    {
+        return ETCH_INVALID_ARGUMENT;
+    }
     // SAFETY: non-null, aligned, readable (caller).
     let c = unsafe { *config };
     let labels = c.labels as usize;
@@ -111,7 +120,7 @@ pub unsafe extern "C" fn etch_kws_init(
     unsafe {
         p.write(KwsInner {
             magic: MAGIC,
-            labels: labels as u32,
+            labels: c.labels,
             recognizer,
         })
     };
@@ -125,8 +134,10 @@ pub unsafe extern "C" fn etch_kws_init(
 /// detection, else sets `*detected` to 0.
 ///
 /// `ETCH_INVALID_STATE` if `k` was not set up by `etch_kws_init`;
-/// `ETCH_INVALID_ARGUMENT` for NULL pointers, a wrong `n`, or a time before
-/// the previous result's.
+/// `ETCH_INVALID_ARGUMENT` for NULL pointers, a wrong `n`, a time before
+/// the previous result's, or `*k`, `scores`, `*out` and `*detected`
+/// overlapping where one is written. Any int32 `zero_point` is taken:
+/// `q - zero_point` is computed without wrapping, then clamped to 0..=255.
 ///
 /// # Safety
 /// `k` NULL or an `etch_kws_t` nothing else uses during the call; `scores`
@@ -147,6 +158,15 @@ pub unsafe extern "C" fn etch_kws_push_int8(
     if scores.is_null() || out.is_null() || !out.is_aligned() || detected.is_null() {
         return ETCH_INVALID_ARGUMENT;
     }
+    let call = [
+        Region::writes(k, 1, 0),
+        Region::reads(scores, n, 2),
+        Region::writes(out, 1, 5),
+        Region::writes(detected, 1, 6),
+    ];
+    if disjoint(Held::NONE, &call).is_err() {
+        return ETCH_INVALID_ARGUMENT;
+    }
     // SAFETY: aligned, readable handle (caller); every field is plain
     // integers, so any bytes are a valid KwsInner.
     let inner = unsafe { &mut *p };
@@ -161,7 +181,10 @@ pub unsafe extern "C" fn etch_kws_push_int8(
     let q = unsafe { core::slice::from_raw_parts(scores, n) };
     let mut probs = [0u8; ETCH_KWS_MAX_LABELS];
     for (o, &v) in probs.iter_mut().zip(q) {
-        *o = (v as i32 - zero_point).clamp(0, 255) as u8;
+        // In i64: `zero_point` is any int32 the caller passes.
+        *o = i64::from(v)
+            .saturating_sub(i64::from(zero_point))
+            .clamp(0, 255) as u8;
     }
     let event = match inner.recognizer.push(time_ms, &probs) {
         Ok(e) => e,
@@ -172,7 +195,7 @@ pub unsafe extern "C" fn etch_kws_push_int8(
         *detected = event.is_some() as u8;
         if let Some(d) = event {
             *out = etch_kws_detection_t {
-                label: d.label as u32,
+                label: u32::try_from(d.label).unwrap_or(u32::MAX),
                 score: d.score as u32,
                 time_ms: d.time_ms,
             };
@@ -234,6 +257,43 @@ mod tests {
             );
             assert_eq!(
                 etch_kws_push_int8(&mut k, 900, core::ptr::null(), 3, -128, &mut d, &mut hit),
+                ETCH_INVALID_ARGUMENT
+            );
+            // Any int32 zero point (issue 24: INT32_MAX with silence wrapped
+            // to a detection with score 255 in release, aborted in dev).
+            let silence = [-128i8; 3];
+            let cfg = etch_kws_config_t {
+                min_count: 1,
+                ..config()
+            };
+            assert_eq!(etch_kws_init(&mut k, &cfg), ETCH_OK);
+            assert_eq!(
+                etch_kws_push_int8(&mut k, 0, silence.as_ptr(), 3, i32::MAX, &mut d, &mut hit),
+                ETCH_OK
+            );
+            assert_eq!(hit, 0);
+            assert_eq!(etch_kws_init(&mut k, &cfg), ETCH_OK);
+            assert_eq!(
+                etch_kws_push_int8(&mut k, 0, silence.as_ptr(), 3, i32::MIN, &mut d, &mut hit),
+                ETCH_OK
+            );
+            assert_eq!((hit, d.label, d.score), (1, 0, 255));
+            // Out-pointers into the recognizer or the scores.
+            let kp: *mut etch_kws_t = &mut k;
+            assert_eq!(
+                etch_kws_push_int8(kp, 5000, loud.as_ptr(), 3, -128, kp.cast(), &mut hit),
+                ETCH_INVALID_ARGUMENT
+            );
+            assert_eq!(
+                etch_kws_push_int8(
+                    kp,
+                    5000,
+                    loud.as_ptr(),
+                    3,
+                    -128,
+                    &mut d,
+                    loud.as_ptr().cast_mut().cast()
+                ),
                 ETCH_INVALID_ARGUMENT
             );
             let bad = etch_kws_config_t {

@@ -44,7 +44,7 @@ mod imp {
             for (d, c) in room.iter_mut().zip(s.bytes()) {
                 *d = c;
             }
-            self.len += n;
+            self.len = self.len.saturating_add(n);
             Ok(())
         }
     }

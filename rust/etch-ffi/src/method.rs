@@ -17,7 +17,7 @@ use etch_runtime::{
 use crate::program::{etch_program_t, index, program};
 use crate::ptr::{self, disjoint, Held, Region, Span};
 use crate::registry::kernels;
-use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
+use crate::status::{at, code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE};
 
 /// Most planned buffers (memory ids) one method may take.
@@ -243,7 +243,7 @@ pub unsafe extern "C" fn etch_method_load(
         0
     };
     // SAFETY: `name` NULL or NUL-terminated (caller); only its length is used.
-    let name_len = unsafe { ptr::name(name, 2) }.map_or(0, |s| s.len() + 1);
+    let name_len = unsafe { ptr::name(name, 2) }.map_or(0, |s| s.len().saturating_add(1));
     if let Err(e) = disjoint(
         Held::NONE,
         &[
@@ -303,7 +303,7 @@ unsafe fn load(
     if num_planned > MAX_MEMORY_IDS {
         return Err(invalid_argument(
             "more than ETCH_MAX_PLANNED_BUFFERS planned buffers (at = count)",
-            num_planned as u32,
+            at(num_planned),
         ));
     }
     if num_planned > 0 && (planned.is_null() || planned_lens.is_null())
@@ -587,7 +587,7 @@ pub unsafe extern "C" fn etch_method_execute_profiled(
             let cycles = cycles.ok_or(invalid_argument("null cycle counter", 1))?;
             let short = invalid_argument(
                 "profile array null, misaligned or shorter than num_instructions (at = count needed)",
-                needed as u32,
+                at(needed),
             );
             if n < needed || !cycles_per_instruction.is_aligned() {
                 return Err(short);
@@ -644,7 +644,7 @@ pub unsafe extern "C" fn etch_method_output(
                 _ => Err(Error::new(
                     ErrorCode::InvalidType,
                     "output is not a tensor",
-                    i as u32,
+                    at(i),
                 )),
             }),
     )
@@ -678,7 +678,7 @@ pub unsafe extern "C" fn etch_method_instruction_operator(
             .ok_or(Error::new(
                 ErrorCode::OperatorMissing,
                 "operator not registered",
-                i as u32,
+                at(i),
             ))?;
         // SAFETY: out-pointers NULL or writable (caller).
         unsafe {
@@ -750,7 +750,7 @@ unsafe fn scalar_output<T>(
     code(
         &index(i, method.num_outputs().unwrap_or(0))
             .and_then(|()| method.output(i))
-            .and_then(|o| pick(o).ok_or(Error::new(ErrorCode::InvalidType, what, i as u32)))
+            .and_then(|o| pick(o).ok_or(Error::new(ErrorCode::InvalidType, what, at(i))))
             // SAFETY: `out` NULL or writable (caller).
             .and_then(|v| unsafe { ptr::put(out, v, 2) }),
     )

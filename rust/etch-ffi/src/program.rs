@@ -8,7 +8,7 @@ use etch_runtime::{Error, ErrorCode, MethodMeta, Program, TensorInfo, Verificati
 
 use crate::ptr::{self, disjoint, Held, Region, Span};
 use crate::registry::kernels;
-use crate::status::{code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
+use crate::status::{at, code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_STATE};
 
 /// Most dimensions a tensor can have (`etch_tensor_info_t.sizes`).
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn etch_program_method_name(
     code(
         &unsafe { program_for(p, &[Region::writes(name, 1, 2)]) }.and_then(|p| {
             if i >= p.num_methods()? {
-                return Err(invalid_argument("no such method (at = index)", i as u32));
+                return Err(invalid_argument("no such method (at = index)", at(i)));
             }
             let s = p.method_name(i)?;
             let data = p.file().data();
@@ -229,7 +229,7 @@ pub unsafe extern "C" fn etch_program_method_name(
                 return Err(Error::new(
                     ErrorCode::InvalidProgram,
                     "method name not NUL-terminated",
-                    end as u32,
+                    at(end),
                 ));
             }
             // SAFETY: as above.
@@ -295,10 +295,7 @@ pub(crate) fn index(i: usize, n: usize) -> Result<(), Error> {
     if i < n {
         Ok(())
     } else {
-        Err(invalid_argument(
-            "index out of range (at = index)",
-            i as u32,
-        ))
+        Err(invalid_argument("index out of range (at = index)", at(i)))
     }
 }
 
@@ -346,7 +343,7 @@ pub unsafe extern "C" fn etch_method_planned_buffer_size(
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 "no such planned buffer",
-                mem_index as u32,
+                at(mem_index),
             ));
         }
         let size = m.memory_planned_buffer_size(mem_index)?;

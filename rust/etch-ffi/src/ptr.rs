@@ -187,7 +187,7 @@ pub(crate) unsafe fn name<'a>(p: *const c_char, arg: u32) -> Result<&'a str, Err
     // SAFETY: reads stay within the terminated string the caller promised,
     // one byte at a time, stopping at its NUL.
     while unsafe { *p.add(len) } != 0 {
-        len += 1;
+        len = len.saturating_add(1);
         if len > ETCH_MAX_NAME_LEN {
             return Err(invalid_argument(
                 "name too long or not terminated (at = argument)",

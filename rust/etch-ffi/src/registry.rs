@@ -23,7 +23,7 @@ use etch_kernels::ops::{KERNELS, KERNEL_COUNT};
 use etch_runtime::{signature, ArgKind, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use crate::kernel::{etch_kernel_context_t, run_c_kernel, ETCH_MAX_KERNEL_ARGS};
-use crate::status::{etch_status_t, ETCH_INVALID_ARGUMENT, ETCH_OK};
+use crate::status::{at, etch_status_t, ETCH_INVALID_ARGUMENT, ETCH_OK};
 
 mod config {
     include!(concat!(env!("OUT_DIR"), "/config.rs"));
@@ -81,7 +81,7 @@ impl Slots {
         let mut i = 0;
         while i < KERNEL_COUNT {
             kernels[i] = UnsafeCell::new(KERNELS[i]);
-            i += 1;
+            i = i.saturating_add(1);
         }
         Slots {
             kernels,
@@ -124,7 +124,7 @@ pub(crate) unsafe fn register_c(schema: &'static str, run: CFn) -> Result<()> {
     let full = Error::new(
         ErrorCode::RegistrationExceedingMaxKernels,
         "kernel registry full (ETCH_KERNEL_REGISTRY_SIZE)",
-        CAPACITY as u32,
+        at(CAPACITY),
     );
     if EXTRA == 0 {
         return Err(full);
@@ -146,7 +146,7 @@ pub(crate) unsafe fn register_c(schema: &'static str, run: CFn) -> Result<()> {
         return Err(Error::new(
             ErrorCode::RegistrationAlreadyRegistered,
             "operator already registered",
-            i as u32,
+            at(i),
         ));
     }
     let kernel = Kernel {
@@ -161,7 +161,8 @@ pub(crate) unsafe fn register_c(schema: &'static str, run: CFn) -> Result<()> {
         *function.get() = Some(run);
         *slot.get() = kernel;
     }
-    SLOTS.len.store(len + 1, Ordering::Release);
+    // `len < CAPACITY` (the slot exists), so this cannot overflow.
+    SLOTS.len.store(len.saturating_add(1), Ordering::Release);
     Ok(())
 }
 

@@ -169,6 +169,12 @@ impl ErrorSlot {
     }
 }
 
+/// An index or count as an error's `at`: saturated at `u32::MAX` rather
+/// than truncated (a 64-bit index must not read as a small one).
+pub(crate) fn at(x: usize) -> u32 {
+    u32::try_from(x).unwrap_or(u32::MAX)
+}
+
 /// An FFI-level argument error (null pointer, short length).
 pub(crate) const fn invalid_argument(what: &'static str, at: u32) -> Error {
     Error::new(ErrorCode::InvalidArgument, what, at)
