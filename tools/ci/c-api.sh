@@ -202,11 +202,14 @@ run "harness x86_64-linux" "$out/harness-x86_64"
 compile "$out/aliasing" clang $cflags -fsanitize=address,undefined -fno-sanitize-recover=all "$h/aliasing.c" \
   -I"$out/fx-host" "$out/fx-host/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "aliasing and re-entry x86_64-linux (clang ASan+UBSan)" "$out/aliasing"
-# C-API call sequences (issue 13; libFuzzer build: docs/robustness.md):
-# random sequences over tiny and DS-CNN under ASan/UBSan.
-compile "$out/fuzz-capi" gcc $cflags -DFUZZ_STANDALONE -fsanitize=address,undefined -fno-sanitize-recover=all \
+# C-API call sequences (issues 13, 24; libFuzzer build: docs/robustness.md):
+# random sequences over tiny and DS-CNN under clang's ASan/UBSan, with
+# buffers over the handle (on the heap), the state, the planned buffers and
+# the program bytes, and callbacks calling back into the running method
+# (about 4 s of CPU; bounded by the count, deterministic seed).
+compile "$out/fuzz-capi" clang $cflags -DFUZZ_STANDALONE -fsanitize=address,undefined -fno-sanitize-recover=all \
   "$h/fuzz_capi.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
-run "C-API call sequences x86_64-linux (ASan+UBSan)" "$out/fuzz-capi" 20000
+run "C-API call sequences x86_64-linux (clang ASan+UBSan)" timeout 120 "$out/fuzz-capi" 200000
 compile "$out/harness-i686" gcc -m32 $cflags $full -DSWEEP "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness i686-linux (gcc -m32)" "$out/harness-i686"

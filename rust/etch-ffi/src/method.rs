@@ -258,7 +258,11 @@ pub unsafe extern "C" fn etch_method_load(
     }
     // SAFETY: writable handle (caller); `magic` first, so a failure below
     // leaves it unloaded whatever it held.
-    unsafe { addr_of_mut!((*inner).magic).write(FAILED) };
+    // `held` says nothing is known yet (etch_method_error reads it).
+    unsafe {
+        addr_of_mut!((*inner).magic).write(FAILED);
+        addr_of_mut!((*inner).held).write([Span::EMPTY; HELD]);
+    }
     // SAFETY: the caller's contracts above, passed on.
     let r = unsafe {
         load(
@@ -298,6 +302,10 @@ unsafe fn load(
 ) -> Result<(), Error> {
     // SAFETY: caller's contracts.
     let program = unsafe { program(program_ptr) }?;
+    // Recorded at once, so that etch_method_error keeps its out-pointer
+    // off the program bytes even when the load fails.
+    // SAFETY: a disjoint field of the writable handle, no live references.
+    unsafe { addr_of_mut!((*inner).held[0]).write(Span::of(program.file().data())) };
     // SAFETY: caller's contracts.
     let meta = program.method_meta(unsafe { ptr::name(name, 2) }?)?;
     if num_planned > MAX_MEMORY_IDS {
@@ -378,21 +386,28 @@ pub unsafe extern "C" fn etch_method_error(
     let Some(inner) = inner_ptr(m) else {
         return ETCH_INVALID_ARGUMENT;
     };
-    // SAFETY: readable handle (caller); `error` is only read once `magic`
-    // says etch_method_load wrote it (it writes `error` on every outcome),
-    // and not while a call runs the method.
-    let error = unsafe {
+    // SAFETY: readable handle (caller); `error` and `held` are only read
+    // once `magic` says etch_method_load wrote them (it writes `held` first,
+    // all empty, then fills it, and `error` on every outcome), and not
+    // while a call runs the method.
+    let (magic, error, held) = unsafe {
         match (*inner).magic {
-            LOADED | FAILED => (*inner).error,
+            m @ (LOADED | FAILED) => (m, (*inner).error, *addr_of!((*inner).held)),
             _ => return ETCH_INVALID_STATE,
         }
     };
-    let handle = [handle_span(m)];
-    let held = Held {
-        reads: &handle,
-        writes: &[],
+    // A loaded method: everything it holds; a failed load: the handle and
+    // the program bytes (if the program was known); a moved handle: itself.
+    let failed = [handle_span(m), held[0]];
+    // SAFETY: readable handle (caller).
+    let reads = match (magic, unsafe { state_of(inner) }) {
+        (_, LOADED) => &held[..],
+        (FAILED, _) => &failed[..],
+        _ => &failed[..1],
     };
-    // SAFETY: `out` NULL or writable (caller), not the handle (checked).
+    let held = Held { reads, writes: &[] };
+    // SAFETY: `out` NULL or writable (caller), not the method's memory
+    // (checked).
     code(
         &disjoint(held, &[Region::writes(out, 1, 1)])
             .and_then(|()| unsafe { ptr::put(out, error.to_c(), 1) }),
