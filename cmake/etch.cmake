@@ -27,6 +27,67 @@ get_filename_component(ETCH_DIR ${ETCH_DIR} ABSOLUTE)
 set(ETCH_DIR ${ETCH_DIR} CACHE INTERNAL "etch source tree")
 
 # --- Rust target from Kconfig ------------------------------------------------
+# RISC-V: the float ABI must match Zephyr's -mabi (cmake/compiler/gcc/
+# target_riscv.cmake: ilp32/lp64, "f" or "d" with CONFIG_FLOAT_HARD), the
+# extensions its -march. Rust's riscv targets: riscv32i, riscv32im,
+# riscv32imc, riscv32imac (ilp32), riscv32imafc (ilp32f), riscv64imac (lp64),
+# riscv64gc (lp64d). zephyr-lang-rust (Rust applications) uses riscv32i and
+# riscv64imac.
+function(etch_riscv_target triple_var flags_var why_var)
+  set(triple "")
+  set(flags "")
+  set(why "")
+  set(hard_float OFF)
+  if(CONFIG_FPU AND CONFIG_FLOAT_HARD)
+    set(hard_float ON)
+  endif()
+  if(CONFIG_RISCV_ISA_RV32E)
+    set(why "RV32E (16 registers) has no Rust target in rustup")
+  elseif(CONFIG_RISCV_ISA_RV32I)
+    if(hard_float)
+      if(CONFIG_CPU_HAS_FPU_DOUBLE_PRECISION)
+        set(why "RV32 with the double-precision hard-float ABI (ilp32d) has no Rust target (CONFIG_FLOAT_HARD=n gives ilp32)")
+      elseif(CONFIG_RISCV_ISA_EXT_M AND CONFIG_RISCV_ISA_EXT_A AND CONFIG_RISCV_ISA_EXT_C)
+        set(triple riscv32imafc-unknown-none-elf)
+      else()
+        set(why "RV32 with the single-precision hard-float ABI (ilp32f) has a Rust target only for RV32IMAFC")
+      endif()
+    elseif(CONFIG_RISCV_ISA_EXT_M AND CONFIG_RISCV_ISA_EXT_A AND CONFIG_RISCV_ISA_EXT_C)
+      set(triple riscv32imac-unknown-none-elf)
+    elseif(CONFIG_RISCV_ISA_EXT_M AND CONFIG_RISCV_ISA_EXT_C)
+      set(triple riscv32imc-unknown-none-elf)
+    elseif(CONFIG_RISCV_ISA_EXT_M AND CONFIG_RISCV_ISA_EXT_A)
+      set(triple riscv32imac-unknown-none-elf)
+      list(APPEND flags -Ctarget-feature=-c)
+    elseif(CONFIG_RISCV_ISA_EXT_M)
+      set(triple riscv32im-unknown-none-elf)
+    else()
+      set(triple riscv32i-unknown-none-elf)
+    endif()
+  elseif(CONFIG_RISCV_ISA_RV64I)
+    if(hard_float)
+      if(CONFIG_CPU_HAS_FPU_DOUBLE_PRECISION AND CONFIG_RISCV_ISA_EXT_M
+         AND CONFIG_RISCV_ISA_EXT_A AND CONFIG_RISCV_ISA_EXT_C)
+        set(triple riscv64gc-unknown-none-elf)
+      else()
+        set(why "RV64 with hard float has a Rust target only for RV64GC with the lp64d ABI (CONFIG_FLOAT_HARD=n gives lp64)")
+      endif()
+    elseif(CONFIG_RISCV_ISA_EXT_M AND CONFIG_RISCV_ISA_EXT_A)
+      set(triple riscv64imac-unknown-none-elf)
+      if(NOT CONFIG_RISCV_ISA_EXT_C)
+        list(APPEND flags -Ctarget-feature=-c)
+      endif()
+    else()
+      set(why "RV64 without the M and A extensions has no Rust target")
+    endif()
+  else()
+    set(why "this RISC-V ISA (not RV32I/RV64I) has no Rust target")
+  endif()
+  set(${triple_var} ${triple} PARENT_SCOPE)
+  set(${flags_var} ${flags} PARENT_SCOPE)
+  set(${why_var} ${why} PARENT_SCOPE)
+endfunction()
+
 # Sets <triple_var>, <rustflags_var> (list) and <features_var> (list of cargo
 # features the core implies: dsp).
 function(etch_rust_target triple_var rustflags_var features_var)
@@ -34,6 +95,7 @@ function(etch_rust_target triple_var rustflags_var features_var)
   set(features "")
   set(cpu "")
   set(triple "")
+  set(why "")
   if(CONFIG_ARCH_POSIX)
     if(CONFIG_64BIT)
       set(triple x86_64-unknown-linux-gnu)
@@ -86,14 +148,31 @@ function(etch_rust_target triple_var rustflags_var features_var)
     if((CONFIG_CPU_CORTEX_M55 OR CONFIG_CPU_CORTEX_M85) AND NOT CONFIG_ARMV8_1_M_MVEI)
       list(APPEND flags -Ctarget-feature=-mve)
     endif()
+  elseif(CONFIG_RISCV)
+    etch_riscv_target(triple flags why)
+  elseif(CONFIG_ARM64)
+    # Zephyr builds ARM64 C code with -mgeneral-regs-only unless CONFIG_FPU:
+    # the soft-float target then (no FP/SIMD register touched).
+    if(CONFIG_FPU)
+      set(triple aarch64-unknown-none)
+    else()
+      set(triple aarch64-unknown-none-softfloat)
+    endif()
   endif()
 
   if(NOT "${CONFIG_ETCH_RUST_TARGET}" STREQUAL "")
     set(triple ${CONFIG_ETCH_RUST_TARGET})
   endif()
   if(triple STREQUAL "")
-    message(FATAL_ERROR
-      "etch: no Rust target known for this CPU; set CONFIG_ETCH_RUST_TARGET")
+    if(NOT why)
+      set(why "etch has no Rust target for CONFIG_ARCH=\"${CONFIG_ARCH}\"")
+    endif()
+    message(FATAL_ERROR "etch (CONFIG_ETCH=y) on ${BOARD}: ${why}.\n"
+      "etch builds for native_sim (32/64-bit), Cortex-M0/M0+/M1/M3/M4/M7/M23/M33/"
+      "M35P/M55/M85, RISC-V RV32I/RV64I (soft float, or hard float with "
+      "CONFIG_FLOAT_HARD: RV32 single, RV64 double precision) and ARM64. "
+      "Set CONFIG_ETCH_RUST_TARGET to a Rust target whose ABI matches this "
+      "Zephyr build, or CONFIG_ETCH=n.")
   endif()
 
   if(triple MATCHES "^thumb")
@@ -122,6 +201,11 @@ endfunction()
 
 # --- embedding files --------------------------------------------------------
 function(etch_embed target file symbol)
+  if(NOT CONFIG_ETCH)
+    message(FATAL_ERROR "etch_embed(${target} ${file} ${symbol}): the etch module is off "
+      "(CONFIG_ETCH is not y on ${BOARD}). Set CONFIG_ETCH=y in prj.conf; if it is set, "
+      "Kconfig refused it: see the warnings above.")
+  endif()
   cmake_parse_arguments(EMB "NPY" "SECTION;ALIGN" "" ${ARGN})
   if(NOT EMB_ALIGN)
     set(EMB_ALIGN 16)
