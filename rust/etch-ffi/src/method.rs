@@ -242,8 +242,9 @@ pub unsafe extern "C" fn etch_method_load(
     } else {
         0
     };
-    // SAFETY: `name` NULL or NUL-terminated (caller); only its length is used.
-    let name_len = unsafe { ptr::name(name, 2) }.map_or(0, |s| s.len().saturating_add(1));
+    // SAFETY: `name` NULL or NUL-terminated (caller); read once, here.
+    let name_str = unsafe { ptr::name(name, 2) };
+    let name_len = name_str.map_or(0, |s| s.len().saturating_add(1));
     if let Err(e) = disjoint(
         Held::NONE,
         &[
@@ -268,7 +269,7 @@ pub unsafe extern "C" fn etch_method_load(
         load(
             inner,
             program,
-            name,
+            name_str,
             state,
             state_len,
             planned,
@@ -293,7 +294,7 @@ pub unsafe extern "C" fn etch_method_load(
 unsafe fn load(
     inner: *mut Inner,
     program_ptr: *const etch_program_t,
-    name: *const c_char,
+    name: Result<&str, Error>,
     state: *mut c_void,
     state_len: usize,
     planned: *const *mut c_void,
@@ -306,8 +307,7 @@ unsafe fn load(
     // off the program bytes even when the load fails.
     // SAFETY: a disjoint field of the writable handle, no live references.
     unsafe { addr_of_mut!((*inner).held[0]).write(Span::of(program.file().data())) };
-    // SAFETY: caller's contracts.
-    let meta = program.method_meta(unsafe { ptr::name(name, 2) }?)?;
+    let meta = program.method_meta(name?)?;
     if num_planned > MAX_MEMORY_IDS {
         return Err(invalid_argument(
             "more than ETCH_MAX_PLANNED_BUFFERS planned buffers (at = count)",

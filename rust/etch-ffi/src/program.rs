@@ -260,11 +260,10 @@ pub struct etch_method_meta_t {
 ///
 /// # Safety
 /// `name` must be NULL or a NUL-terminated string.
-unsafe fn meta<'a, T>(
+unsafe fn meta<'a>(
     p: *const etch_program_t,
     name: *const c_char,
-    out: *mut T,
-    arg: u32,
+    out: Region,
 ) -> Result<MethodMeta<'a>, Error> {
     // SAFETY: as the callers document.
     let program = unsafe { program(p) }?;
@@ -272,7 +271,7 @@ unsafe fn meta<'a, T>(
     let name = unsafe { ptr::name(name, 1) }?;
     let call = [
         Region::reads(name.as_ptr(), name.len().saturating_add(1), 1),
-        Region::writes(out, 1, arg),
+        out,
     ];
     let reads = [Span::of_raw(p, 1), Span::of(program.file().data())];
     disjoint(
@@ -311,17 +310,19 @@ pub unsafe extern "C" fn etch_method_meta(
     out: *mut etch_method_meta_t,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name, out, 2) }.and_then(|m| {
-        let value = etch_method_meta_t {
-            num_inputs: m.num_inputs()?,
-            num_outputs: m.num_outputs()?,
-            num_instructions: m.num_instructions()?,
-            num_planned_buffers: m.num_memory_planned_buffers()?,
-            method_state_bytes: m.method_state_bytes(kernels())?,
-        };
-        // SAFETY: as above.
-        unsafe { ptr::put(out, value, 2) }
-    }))
+    code(
+        &unsafe { meta(p, name, Region::writes(out, 1, 2)) }.and_then(|m| {
+            let value = etch_method_meta_t {
+                num_inputs: m.num_inputs()?,
+                num_outputs: m.num_outputs()?,
+                num_instructions: m.num_instructions()?,
+                num_planned_buffers: m.num_memory_planned_buffers()?,
+                method_state_bytes: m.method_state_bytes(kernels())?,
+            };
+            // SAFETY: as above.
+            unsafe { ptr::put(out, value, 2) }
+        }),
+    )
 }
 
 /// Bytes of planned buffer `mem_index` (0-based; memory id `mem_index + 1`)
@@ -338,18 +339,20 @@ pub unsafe extern "C" fn etch_method_planned_buffer_size(
     bytes: *mut usize,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name, bytes, 3) }.and_then(|m| {
-        if mem_index >= m.num_memory_planned_buffers()? {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "no such planned buffer",
-                at(mem_index),
-            ));
-        }
-        let size = m.memory_planned_buffer_size(mem_index)?;
-        // SAFETY: as above.
-        unsafe { ptr::put(bytes, size, 3) }
-    }))
+    code(
+        &unsafe { meta(p, name, Region::writes(bytes, 1, 3)) }.and_then(|m| {
+            if mem_index >= m.num_memory_planned_buffers()? {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "no such planned buffer",
+                    at(mem_index),
+                ));
+            }
+            let size = m.memory_planned_buffer_size(mem_index)?;
+            // SAFETY: as above.
+            unsafe { ptr::put(bytes, size, 3) }
+        }),
+    )
 }
 
 /// An input or output tensor.
@@ -411,12 +414,14 @@ pub unsafe extern "C" fn etch_method_input_info(
     out: *mut etch_tensor_info_t,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name, out, 3) }.and_then(|m| {
-        index(i, m.num_inputs()?)?;
-        let info = etch_tensor_info_t::of(&m.input_tensor_meta(i)?);
-        // SAFETY: as above.
-        unsafe { ptr::put(out, info, 3) }
-    }))
+    code(
+        &unsafe { meta(p, name, Region::writes(out, 1, 3)) }.and_then(|m| {
+            index(i, m.num_inputs()?)?;
+            let info = etch_tensor_info_t::of(&m.input_tensor_meta(i)?);
+            // SAFETY: as above.
+            unsafe { ptr::put(out, info, 3) }
+        }),
+    )
 }
 
 /// Output `i` of method `name`.
@@ -431,10 +436,12 @@ pub unsafe extern "C" fn etch_method_output_info(
     out: *mut etch_tensor_info_t,
 ) -> etch_status_t {
     // SAFETY: pointer contracts as documented above.
-    code(&unsafe { meta(p, name, out, 3) }.and_then(|m| {
-        index(i, m.num_outputs()?)?;
-        let info = etch_tensor_info_t::of(&m.output_tensor_meta(i)?);
-        // SAFETY: as above.
-        unsafe { ptr::put(out, info, 3) }
-    }))
+    code(
+        &unsafe { meta(p, name, Region::writes(out, 1, 3)) }.and_then(|m| {
+            index(i, m.num_outputs()?)?;
+            let info = etch_tensor_info_t::of(&m.output_tensor_meta(i)?);
+            // SAFETY: as above.
+            unsafe { ptr::put(out, info, 3) }
+        }),
+    )
 }
