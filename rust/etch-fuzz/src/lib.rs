@@ -11,6 +11,7 @@
 
 use etch_runtime::{ErrorCode, Method, Program, Verification};
 
+pub mod hostile;
 pub mod mutate;
 
 /// Where a run stopped.

@@ -181,22 +181,62 @@ impl<'a> MethodMeta<'a> {
     }
 
     // One copy of the walk, whatever the callback.
+    //
+    // Which operators are called is marked in a bitset of `WINDOW`
+    // operators on the stack, one pass over the instructions per window:
+    // linear in the file up to `WINDOW` operators (asking each operator
+    // "is it called?" with its own pass was O(operators x instructions):
+    // 9.4 s for a 1 MB file of 11,034 missing operators, issue 24).
     #[inline(never)]
     fn missing_operators(
         &self,
         kernels: &[Kernel],
         f: &mut dyn FnMut(&'a str, &'a str),
     ) -> Result<usize> {
+        const WINDOW: usize = 1024;
         let operators = self.plan.operators()?;
+        // As `Layout::of`: more instructions than program words come only
+        // from chains sharing instruction vectors.
+        let words = self.plan.0.buffer().len() / 4;
         let mut missing = 0;
-        for (i, op) in operators.iter().enumerate() {
-            let op = op?;
-            let (name, overload) = (op.name()?, op.overload()?);
-            if registry::find(kernels, name, overload).is_some() || !self.operator_used(i)? {
-                continue;
+        let mut start = 0;
+        while start < operators.len() {
+            let len = (operators.len() - start).min(WINDOW);
+            let mut used = [0u8; WINDOW / 8];
+            let mut seen = 0usize;
+            for chain in self.plan.chains()?.iter() {
+                for instr in chain?.instructions()?.iter() {
+                    seen += 1;
+                    if seen > words {
+                        return Err(Error::new(
+                            ErrorCode::InvalidProgram,
+                            "as many instructions as program words",
+                            seen as u32,
+                        ));
+                    }
+                    if let InstructionArgs::KernelCall { op_index, .. } = instr?.args()? {
+                        let k = (op_index as usize).wrapping_sub(start);
+                        if k < len {
+                            if let Some(b) = used.get_mut(k / 8) {
+                                *b |= 1 << (k % 8);
+                            }
+                        }
+                    }
+                }
             }
-            missing += 1;
-            f(name, overload);
+            for k in 0..len {
+                if used.get(k / 8).is_none_or(|b| b & (1 << (k % 8)) == 0) {
+                    continue;
+                }
+                let op = operators.get(start + k)?;
+                let (name, overload) = (op.name()?, op.overload()?);
+                if registry::find(kernels, name, overload).is_some() {
+                    continue;
+                }
+                missing += 1;
+                f(name, overload);
+            }
+            start += len;
         }
         Ok(missing)
     }
@@ -231,19 +271,6 @@ impl<'a> MethodMeta<'a> {
             "instruction is not a kernel call",
             index as u32,
         ))
-    }
-
-    fn operator_used(&self, op: usize) -> Result<bool> {
-        for chain in self.plan.chains()?.iter() {
-            for instr in chain?.instructions()?.iter() {
-                if let InstructionArgs::KernelCall { op_index, .. } = instr?.args()? {
-                    if op_index as usize == op {
-                        return Ok(true);
-                    }
-                }
-            }
-        }
-        Ok(false)
     }
 }
 

@@ -278,6 +278,9 @@ impl Layout {
                 layout.overrides += 1;
             }
         }
+        if let Some(fill) = fill {
+            sort_slots(fill.overrides);
+        }
         Ok(layout)
     }
 
@@ -456,18 +459,90 @@ impl<'m> State<'m> {
     }
 }
 
-/// The byte offset of value `v`'s slot in `buf`.
-fn slot_of(buf: &[u8], v: usize) -> Option<usize> {
-    let mut at = 0;
-    let mut rest = buf;
-    while let Some((entry, tail)) = rest.split_first_chunk::<OVERRIDE_BYTES>() {
-        let (value, _) = entry.split_first_chunk::<4>()?;
-        if u32::from_le_bytes(*value) as usize == v {
-            return Some(at);
-        }
-        (at, rest) = (at + OVERRIDE_BYTES, tail);
+/// The value index of slot `k` (`u32::MAX` past the end: no value has it,
+/// the verifier caps value indices below it). Out of line: six callers.
+#[inline(never)]
+fn slot_value(buf: &[u8], k: usize) -> u32 {
+    match buf
+        .get(k * OVERRIDE_BYTES..)
+        .and_then(|b| b.first_chunk::<4>())
+    {
+        Some(b) => u32::from_le_bytes(*b),
+        None => u32::MAX,
     }
-    None
+}
+
+/// Sorts the slots by value index in place (heapsort: no allocation,
+/// O(s log s)), once at load, so that [`slot_of`] is a binary search. A
+/// linear scan per read and write made every execute O(instructions x
+/// slots): 1.25 s per execute for a 1 MB program of moves (issue 24,
+/// docs/robustness.md). Slots of the same value (spare ones, when the walk's
+/// look-back budget ran out) hold the same initial payload, so which of them
+/// [`slot_of`] finds does not matter, as long as it is always the same one.
+fn sort_slots(buf: &mut [u8]) {
+    let n = buf.len() / OVERRIDE_BYTES;
+    let mut k = n / 2;
+    while k > 0 {
+        k -= 1;
+        sift(buf, k, n);
+    }
+    let mut end = n;
+    while end > 1 {
+        end -= 1;
+        swap_slots(buf, 0, end);
+        sift(buf, 0, end);
+    }
+}
+
+/// Sifts slot `root` down the heap of the first `end` slots.
+#[inline(never)]
+fn sift(buf: &mut [u8], mut root: usize, end: usize) {
+    loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && slot_value(buf, child) < slot_value(buf, child + 1) {
+            child += 1;
+        }
+        if slot_value(buf, root) >= slot_value(buf, child) {
+            return;
+        }
+        swap_slots(buf, root, child);
+        root = child;
+    }
+}
+
+/// Swaps slots `lo` < `hi` in place (no 12-byte temporary: that became a
+/// `memcpy` call).
+fn swap_slots(buf: &mut [u8], lo: usize, hi: usize) {
+    let Some((head, tail)) = buf.split_at_mut_checked(hi * OVERRIDE_BYTES) else {
+        return;
+    };
+    let (Some(x), Some(y)) = (
+        head.get_mut(lo * OVERRIDE_BYTES..)
+            .and_then(|b| b.first_chunk_mut::<OVERRIDE_BYTES>()),
+        tail.first_chunk_mut::<OVERRIDE_BYTES>(),
+    ) else {
+        return;
+    };
+    x.swap_with_slice(y);
+}
+
+/// The byte offset of value `v`'s slot in `buf` (sorted by [`sort_slots`]):
+/// the first slot of `v`, by binary search.
+fn slot_of(buf: &[u8], v: usize) -> Option<usize> {
+    let (mut lo, mut hi) = (0, buf.len() / OVERRIDE_BYTES);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if (slot_value(buf, mid) as usize) < v {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let n = buf.len() / OVERRIDE_BYTES;
+    (lo < n && slot_value(buf, lo) as usize == v).then_some(lo * OVERRIDE_BYTES)
 }
 
 /// Read access to run-time written values.
@@ -528,6 +603,38 @@ impl OverridesMut<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Slots in any order, duplicates included, sort by value index and
+    /// are found by binary search; a value without a slot is not.
+    #[test]
+    fn sorted_slots_are_found_by_binary_search() {
+        extern crate std;
+        use std::{vec, vec::Vec};
+        for order in [
+            &[5u32, 1, 9, 1, 0, 7, 3][..],
+            &[0, 1, 2, 3],
+            &[3, 2, 1, 0],
+            &[4],
+            &[],
+            &[2, 2, 2],
+        ] {
+            let mut buf = vec![0u8; order.len() * OVERRIDE_BYTES];
+            for (k, &v) in order.iter().enumerate() {
+                OverridesMut(&mut buf).write(k * OVERRIDE_BYTES, v, 100 + v as u64);
+            }
+            sort_slots(&mut buf);
+            let keys: Vec<u32> = (0..order.len()).map(|k| slot_value(&buf, k)).collect();
+            let mut want = order.to_vec();
+            want.sort();
+            assert_eq!(keys, want);
+            for v in 0..12usize {
+                let got = Overrides(&buf).get(v);
+                let want = order.contains(&(v as u32)).then_some(100 + v as u64);
+                assert_eq!(got, want, "{order:?} v{v}");
+            }
+            assert_eq!(slot_of(&buf, u32::MAX as usize), None);
+        }
+    }
 
     /// `State::new` zeroes exactly the parts before the scratch, whatever
     /// the buffer held: no kernel, no delegate handle, no input set (the
