@@ -506,7 +506,8 @@ uint32_t etch_build_features(void);
  * # Safety
  * `m` NULL or a writable `etch_method_t`; `etdump` NULL or `etdump_len`
  * writable bytes; `written` NULL or writable; `clock` NULL or a function
- * safe to call from here (it must not call etch functions on `m`).
+ * safe to call from here (calls it makes on `m` return
+ * `ETCH_INVALID_STATE`).
  */
 etch_status_t etch_method_execute_etdump(etch_method_t *m,
                                          uint64_t (*clock)(void),
@@ -900,7 +901,7 @@ etch_status_t etch_method_set_instruction_limit(etch_method_t *m, uint32_t limit
  * # Safety
  * `m` NULL or a writable `etch_method_t`; `cycles_per_instruction` NULL or
  * `n` writable `uint32_t`; `cycles` NULL or a function safe to call from
- * here (it must not call etch functions on `m`).
+ * here (calls it makes on `m` return `ETCH_INVALID_STATE`).
  */
 etch_status_t etch_method_execute_profiled(etch_method_t *m,
                                            uint32_t (*cycles)(void),

@@ -35,7 +35,8 @@ use crate::status::{etch_status_t, invalid_argument};
 /// # Safety
 /// `m` NULL or a writable `etch_method_t`; `etdump` NULL or `etdump_len`
 /// writable bytes; `written` NULL or writable; `clock` NULL or a function
-/// safe to call from here (it must not call etch functions on `m`).
+/// safe to call from here (calls it makes on `m` return
+/// `ETCH_INVALID_STATE`).
 #[no_mangle]
 pub unsafe extern "C" fn etch_method_execute_etdump(
     m: *mut etch_method_t,

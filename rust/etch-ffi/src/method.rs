@@ -586,7 +586,7 @@ impl ExecutionObserver for Profiler<'_> {
 /// # Safety
 /// `m` NULL or a writable `etch_method_t`; `cycles_per_instruction` NULL or
 /// `n` writable `uint32_t`; `cycles` NULL or a function safe to call from
-/// here (it must not call etch functions on `m`).
+/// here (calls it makes on `m` return `ETCH_INVALID_STATE`).
 #[no_mangle]
 pub unsafe extern "C" fn etch_method_execute_profiled(
     m: *mut etch_method_t,
