@@ -41,7 +41,10 @@ struct vdmic_data {
 	struct k_msgq queue;
 	void *queue_buf[QUEUE_DEPTH];
 	int fd;
+	const char *path;
+	uint32_t data_size; /* bytes of PCM the data chunk claims */
 	uint32_t data_left; /* bytes of PCM left in the file */
+	int error;          /* -EIO: the file ended before its data chunk did */
 	bool configured;
 	bool running;
 	bool ended;
@@ -180,6 +183,8 @@ static int vdmic_open(struct vdmic_data *d, const char *path)
 			}
 		} else if (!memcmp(chunk, "data", 4) && have_fmt) {
 			d->data_left = size & ~1u;
+			d->data_size = d->data_left;
+			d->path = path;
 			return 0;
 		} else {
 			for (uint32_t skip = size + (size & 1); skip > 0; skip--) {
@@ -193,6 +198,22 @@ static int vdmic_open(struct vdmic_data *d, const char *path)
 	}
 	LOG_ERR("%s: no PCM data", path);
 	return -EINVAL;
+}
+
+/* The file ended after `played` bytes of PCM, before its data chunk did:
+ * the stream ends with -EIO (dmic_read()), not with silence.
+ */
+static void vdmic_truncated(struct vdmic_data *d, uint32_t played)
+{
+	void *end = NULL;
+
+	LOG_ERR("%s: truncated WAV file: the data chunk says %u bytes, the file ends after %u",
+		d->path, (unsigned int)d->data_size, (unsigned int)played);
+	d->error = -EIO;
+	d->data_left = 0;
+	d->ended = true;
+	k_timer_stop(&d->timer);
+	(void)k_msgq_put(&d->queue, &end, K_NO_WAIT);
 }
 
 static void vdmic_tick(struct k_timer *timer)
@@ -219,18 +240,31 @@ static void vdmic_tick(struct k_timer *timer)
 
 		while (left > 0) {
 			size_t n = MIN(left, sizeof(skip));
+			int got = read_full(d->fd, skip, n);
 
-			read_full(d->fd, skip, n);
+			if (got < (int)n) {
+				vdmic_truncated(d, d->data_size - d->data_left + MAX(got, 0));
+				return;
+			}
 			left -= n;
+			d->data_left -= n;
 		}
-		d->data_left -= MIN(d->block_size, d->data_left);
 		return;
 	}
 	size_t n = MIN(d->block_size, d->data_left);
 	int got = read_full(d->fd, block, n);
 
+	if (got < (int)n) {
+		/* As the host's `etch listen`: a file shorter than its header
+		 * says is an error, not silence.
+		 */
+		k_mem_slab_free(d->slab, block);
+		vdmic_truncated(d, d->data_size - d->data_left + MAX(got, 0));
+		return;
+	}
 	if (got < (int)d->block_size) {
-		memset((uint8_t *)block + MAX(got, 0), 0, d->block_size - MAX(got, 0));
+		/* The last block of a file that ends mid-block. */
+		memset((uint8_t *)block + got, 0, d->block_size - got);
 	}
 	d->data_left -= n;
 	if (k_msgq_put(&d->queue, &block, K_NO_WAIT) != 0) {
@@ -282,6 +316,7 @@ static int vdmic_configure(const struct device *dev, struct dmic_cfg *cfg)
 	}
 	d->configured = true;
 	d->ended = false;
+	d->error = 0;
 	d->overruns = 0;
 	LOG_INF("playing %s: %u ms", path, (unsigned int)(d->data_left / 2 * 1000 / d->rate));
 	return 0;
@@ -328,13 +363,13 @@ static int vdmic_read(const struct device *dev, uint8_t stream, void **buffer, s
 		return -EINVAL;
 	}
 	if (d->ended && k_msgq_num_used_get(&d->queue) == 0) {
-		return -ENODATA;
+		return d->error ? d->error : -ENODATA;
 	}
 	if (k_msgq_get(&d->queue, &block, SYS_TIMEOUT_MS(timeout)) != 0) {
 		return -EAGAIN;
 	}
 	if (block == NULL) {
-		return -ENODATA;
+		return d->error ? d->error : -ENODATA;
 	}
 	*buffer = block;
 	*size = d->block_size;

@@ -49,6 +49,8 @@ config MAIN_STACK_SIZE
 	default 1024
 config STACK_SENTINEL
 	bool "stub: stack sentinel"
+config THREAD_STACK_INFO
+	bool "stub: thread stack info"
 config SRAM_SIZE
 	int "stub: RAM (KB)"
 	default 64
@@ -63,7 +65,7 @@ endmenu
 endmenu
 """
 
-ZEPHYR_SYMBOLS = {"MAIN_STACK_SIZE", "STACK_SENTINEL"}
+ZEPHYR_SYMBOLS = {"MAIN_STACK_SIZE", "STACK_SENTINEL", "THREAD_STACK_INFO"}
 
 LOG_TEMPLATE = """
 choice "$(module)_LOG_LEVEL_CHOICE"

@@ -43,12 +43,60 @@ etch_status_t etch_zephyr_load_model(etch_program_t *program);
  * buffer at ETCH_PLANNED_BUFFER_ALIGNMENT, then the method state (exactly
  * etch_method_meta()'s method_state_bytes). `*used` (may be NULL) gets the
  * bytes the method needs, also when the arena is too small
- * (ETCH_MEMORY_ALLOCATION_FAILED): size the arena from that number.
- * `arena` must be aligned to ETCH_PLANNED_BUFFER_ALIGNMENT.
+ * (ETCH_MEMORY_ALLOCATION_FAILED, printed as "etch: method forward: arena
+ * 16,384 B given, 18,736 B needed ..."): size the arena from that number.
+ * `arena` must be aligned to ETCH_PLANNED_BUFFER_ALIGNMENT. Every failure is
+ * printed (etch_zephyr_print_error()); a thread stack smaller than
+ * CONFIG_ETCH_STACK_SIZE fails first (etch_zephyr_stack_check()).
  */
 etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char *name,
 				      etch_method_t *method, uint8_t *arena, size_t arena_len,
 				      size_t *used);
+
+/**
+ * Why `state_len` bytes of method state and `num_planned` planned buffers of
+ * `planned_lens[k]` bytes do not fit method `name` of `program`, written to
+ * `msg` (NUL-terminated, cut at `msg_len`; empty when they fit), e.g.
+ *
+ *     planned buffer 0: 16,384 B given, 18,726 B needed; method state: 4 B given, 54 B needed
+ *
+ * Returns ETCH_OK when they fit, ETCH_MEMORY_ALLOCATION_FAILED when a
+ * buffer is short, ETCH_INVALID_ARGUMENT when the number of planned
+ * buffers differs. Call it before etch_method_load() (or after it failed)
+ * and print `msg`: the C API itself carries no message strings without
+ * CONFIG_ETCH_LOG.
+ */
+etch_status_t etch_zephyr_method_memory_check(const etch_program_t *program, const char *name,
+					      size_t state_len, const size_t *planned_lens,
+					      size_t num_planned, char *msg, size_t msg_len);
+
+/**
+ * printk()s "etch: <call>: 0x<code> <status name>[: <detail>] (at <n>)" for
+ * a failed call: the detail from etch_method_error(method) or
+ * etch_program_error(program) (either may be NULL) when it is about the
+ * same status. etch_zephyr_load_model() and etch_zephyr_method_load() print
+ * this way themselves.
+ */
+void etch_zephyr_print_error(const char *call, etch_status_t st, const etch_program_t *program,
+			     const etch_method_t *method);
+
+/** What TLS, a random stack offset and the sentinel may take off a
+ * thread's declared stack before etch_zephyr_stack_check() objects.
+ */
+#define ETCH_ZEPHYR_STACK_SLACK 256
+
+/**
+ * The stack guard (CONFIG_THREAD_STACK_INFO): ETCH_OUT_OF_RESOURCES, with a
+ * printk naming the thread, its stack and CONFIG_ETCH_STACK_SIZE, when the
+ * calling thread's stack is smaller than CONFIG_ETCH_STACK_SIZE (less
+ * ETCH_ZEPHYR_STACK_SLACK); ETCH_OK otherwise, and always without
+ * CONFIG_THREAD_STACK_INFO. etch_zephyr_load_model() and
+ * etch_zephyr_method_load() call it first, so a thread too small for etch
+ * is reported instead of overflowing silently. CONFIG_ETCH_STACK_SIZE is
+ * what etch needs (measured for the DS-CNN); lower it to what your model
+ * measured.
+ */
+etch_status_t etch_zephyr_stack_check(void);
 
 /**
  * Value of a program's config method (e.g. the int8-I/O quantization

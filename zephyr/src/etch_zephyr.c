@@ -3,10 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 
 #include <zephyr/kernel.h>
 #include <zephyr/init.h>
 #include <zephyr/logging/log.h>
+#include <zephyr/sys/printk.h>
 #include <zephyr/sys/util.h>
 
 #include <etch_zephyr.h>
@@ -27,8 +30,125 @@ uint32_t etch_zephyr_cycles(void)
 #if defined(CONFIG_ETCH_MODEL_EMBEDDED)
 etch_status_t etch_zephyr_load_model(etch_program_t *program)
 {
-	return etch_program_load(program, etch_model_data, etch_model_size,
-				 IS_ENABLED(CONFIG_ETCH_VERIFY));
+	etch_status_t st = etch_zephyr_stack_check();
+
+	if (st != ETCH_OK) {
+		return st;
+	}
+	st = etch_program_load(program, etch_model_data, etch_model_size,
+			       IS_ENABLED(CONFIG_ETCH_VERIFY));
+	if (st != ETCH_OK) {
+		etch_zephyr_print_error("etch_program_load", st, program, NULL);
+	}
+	return st;
+}
+#endif
+
+/* "18,726": sizes as the docs and messages write them. */
+static const char *fmt_bytes(char buf[16], size_t n)
+{
+	char digits[24];
+	int len = snprintk(digits, sizeof(digits), "%lu", (unsigned long)n);
+	int out = 0;
+
+	for (int i = 0; i < len && out < 15; i++) {
+		if (i > 0 && (len - i) % 3 == 0 && out < 14) {
+			buf[out++] = ',';
+		}
+		buf[out++] = digits[i];
+	}
+	buf[out] = '\0';
+	return buf;
+}
+
+/* Appends to buf[*at..len) (always NUL-terminated; cut when full). */
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (buf == NULL || len == 0 || *at >= len - 1) {
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintk(buf + *at, len - *at, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		*at = MIN(*at + (size_t)n, len - 1);
+	}
+}
+
+etch_status_t etch_zephyr_method_memory_check(const etch_program_t *program, const char *name,
+					      size_t state_len, const size_t *planned_lens,
+					      size_t num_planned, char *msg, size_t msg_len)
+{
+	etch_method_meta_t meta;
+	char a[16], b[16];
+	size_t at = 0;
+	etch_status_t st = etch_method_meta(program, name, &meta);
+
+	if (msg != NULL && msg_len > 0) {
+		msg[0] = '\0';
+	}
+	if (st != ETCH_OK) {
+		append(msg, msg_len, &at, "%s: no such method (%s)", name, etch_status_str(st));
+		return st;
+	}
+	if (num_planned != meta.num_planned_buffers) {
+		append(msg, msg_len, &at, "%s: %u planned buffer(s) given, %u needed", name,
+		       (unsigned int)num_planned, (unsigned int)meta.num_planned_buffers);
+		return ETCH_INVALID_ARGUMENT;
+	}
+	st = ETCH_OK;
+	for (size_t k = 0; k < num_planned; k++) {
+		size_t need;
+		etch_status_t e = etch_method_planned_buffer_size(program, name, k, &need);
+
+		if (e != ETCH_OK) {
+			return e;
+		}
+		if (planned_lens == NULL || planned_lens[k] < need) {
+			append(msg, msg_len, &at, "%splanned buffer %u: %s B given, %s B needed",
+			       at ? "; " : "", (unsigned int)k,
+			       fmt_bytes(a, planned_lens ? planned_lens[k] : 0), fmt_bytes(b, need));
+			st = ETCH_MEMORY_ALLOCATION_FAILED;
+		}
+	}
+	if (state_len < meta.method_state_bytes) {
+		append(msg, msg_len, &at, "%smethod state: %s B given, %s B needed", at ? "; " : "",
+		       fmt_bytes(a, state_len), fmt_bytes(b, meta.method_state_bytes));
+		st = ETCH_MEMORY_ALLOCATION_FAILED;
+	}
+	return st;
+}
+
+#if defined(CONFIG_THREAD_STACK_INFO)
+etch_status_t etch_zephyr_stack_check(void)
+{
+	const struct k_thread *t = k_current_get();
+	/* The declared size, less what TLS or a random offset took from it. */
+	size_t size = t->stack_info.size + t->stack_info.delta;
+	char a[16], b[16];
+
+	if (k_is_in_isr() || size + ETCH_ZEPHYR_STACK_SLACK >= CONFIG_ETCH_STACK_SIZE) {
+		return ETCH_OK;
+	}
+	const char *name = k_thread_name_get((k_tid_t)t);
+
+	if (name != NULL && name[0] == '\0') {
+		name = NULL;
+	}
+	printk("etch: %s%s has a %s B stack; etch needs CONFIG_ETCH_STACK_SIZE = %s B: "
+	       "raise the thread's stack (CONFIG_MAIN_STACK_SIZE for main), or set "
+	       "CONFIG_ETCH_STACK_SIZE to what your model measured (docs/zephyr.md)\n",
+	       name ? "thread " : "the calling thread", name ? name : "", fmt_bytes(a, size),
+	       fmt_bytes(b, CONFIG_ETCH_STACK_SIZE));
+	return ETCH_OUT_OF_RESOURCES;
+}
+#else
+etch_status_t etch_zephyr_stack_check(void)
+{
+	return ETCH_OK;
 }
 #endif
 
@@ -40,12 +160,21 @@ etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char 
 	void *planned[ETCH_MAX_PLANNED_BUFFERS];
 	size_t lens[ETCH_MAX_PLANNED_BUFFERS];
 	size_t at = 0;
-	etch_status_t st = etch_method_meta(program, name, &meta);
+	char a[16], b[16];
+	etch_status_t st = etch_zephyr_stack_check();
 
 	if (st != ETCH_OK) {
 		return st;
 	}
+	st = etch_method_meta(program, name, &meta);
+	if (st != ETCH_OK) {
+		printk("etch: method %s: %s\n", name, etch_status_str(st));
+		return st;
+	}
 	if (meta.num_planned_buffers > ETCH_MAX_PLANNED_BUFFERS) {
+		printk("etch: method %s: %u planned buffers, ETCH_MAX_PLANNED_BUFFERS is %u\n",
+		       name, (unsigned int)meta.num_planned_buffers,
+		       (unsigned int)ETCH_MAX_PLANNED_BUFFERS);
 		return ETCH_NOT_SUPPORTED;
 	}
 	for (size_t k = 0; k < meta.num_planned_buffers; k++) {
@@ -61,10 +190,36 @@ etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char 
 		*used = at + meta.method_state_bytes;
 	}
 	if (at + meta.method_state_bytes > arena_len) {
+		printk("etch: method %s: arena %s B given, %s B needed (%u planned buffer(s) "
+		       "and %u B of method state)\n",
+		       name, fmt_bytes(a, arena_len), fmt_bytes(b, at + meta.method_state_bytes),
+		       (unsigned int)meta.num_planned_buffers,
+		       (unsigned int)meta.method_state_bytes);
 		return ETCH_MEMORY_ALLOCATION_FAILED;
 	}
-	return etch_method_load(method, program, name, arena + at, meta.method_state_bytes,
-				planned, lens, meta.num_planned_buffers);
+	st = etch_method_load(method, program, name, arena + at, meta.method_state_bytes, planned,
+			      lens, meta.num_planned_buffers);
+	if (st != ETCH_OK) {
+		etch_zephyr_print_error("etch_method_load", st, NULL, method);
+	}
+	return st;
+}
+
+void etch_zephyr_print_error(const char *call, etch_status_t st, const etch_program_t *program,
+			     const etch_method_t *method)
+{
+	etch_error_t e = {0};
+	bool detail = (method != NULL && etch_method_error(method, &e) == ETCH_OK) ||
+		      (program != NULL && etch_program_error(program, &e) == ETCH_OK);
+
+	printk("etch: %s: 0x%02x %s", call, (unsigned int)st, etch_status_str(st));
+	if (detail && e.status == st) {
+		if (e.what_len > 0) {
+			printk(": %.*s", (int)e.what_len, e.what);
+		}
+		printk(" (at %u)", (unsigned int)e.at);
+	}
+	printk("\n");
 }
 
 etch_status_t etch_zephyr_config_value(const etch_program_t *program, const char *name,

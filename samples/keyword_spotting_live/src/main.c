@@ -252,6 +252,7 @@ int main(void)
 	const struct device *const mic = DEVICE_DT_GET(DT_NODELABEL(dmic_dev));
 	uint32_t hops = 0, detections = 0, inferences = 0, overruns = 0;
 	uint64_t hop_cycles = 0, inference_cycles = 0;
+	bool failed = false;
 	int ret;
 
 #if DT_NODE_EXISTS(DT_ALIAS(led0))
@@ -262,10 +263,10 @@ int main(void)
 	if (setup_model() || setup_recognizer() || start_microphone(mic)) {
 		LOG_ERR("stopped: not listening");
 #if defined(CONFIG_ARCH_POSIX)
-		/* The log line is the status: twister reads it (a non-zero
-		 * exit code would fail the bad-input scenario that expects it).
+		/* CONFIG_KWS_ERROR_EXIT_STATUS: 1, or 0 in twister's bad-input
+		 * scenarios (twister fails a run that exits non-zero).
 		 */
-		posix_exit(0);
+		posix_exit(CONFIG_KWS_ERROR_EXIT_STATUS);
 #endif
 		return 0;
 	}
@@ -278,9 +279,15 @@ int main(void)
 		if (ret == -ENODATA) {
 			break; /* the virtual microphone's file ended */
 		}
+		if (ret == -EIO) {
+			LOG_ERR("microphone read failed: %d (the audio ended early)", ret);
+			failed = true;
+			break;
+		}
 		if (ret < 0) {
 			LOG_ERR("microphone read failed: %d (no audio for %d ms)", ret,
 				CONFIG_KWS_READ_TIMEOUT_MS);
+			failed = true;
 			break;
 		}
 		uint32_t t0 = k_cycle_get_32();
@@ -292,6 +299,7 @@ int main(void)
 		k_mem_slab_free(&audio_slab, block);
 		if (st != ETCH_OK) {
 			fail("etch_frontend_stream_push", st);
+			failed = true;
 			break;
 		}
 		hops++;
@@ -302,6 +310,7 @@ int main(void)
 		uint32_t cycles;
 
 		if (infer(hops * HOP_MS, &detections, &cycles)) {
+			failed = true;
 			break;
 		}
 		inferences++;
@@ -333,6 +342,7 @@ int main(void)
 			LOG_ERR("FAIL: inference stack %u B above CONFIG_KWS_INFERENCE_STACK_LIMIT "
 				"(%u B)", (unsigned int)inference_stack,
 				(unsigned int)CONFIG_KWS_INFERENCE_STACK_LIMIT);
+			failed = true;
 		}
 	} else {
 		LOG_INF("inference stack: not measured (native_sim: its threads run on host "
@@ -348,8 +358,11 @@ int main(void)
 			(unsigned int)k_current_get()->stack_info.size);
 	}
 #endif
+	if (failed) {
+		LOG_ERR("stopped on an error");
+	}
 #if defined(CONFIG_ARCH_POSIX)
-	posix_exit(0);
+	posix_exit(failed ? CONFIG_KWS_ERROR_EXIT_STATUS : 0);
 #endif
-	return 0;
+	return failed ? -1 : 0;
 }

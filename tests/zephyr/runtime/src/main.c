@@ -190,6 +190,92 @@ ZTEST(etch, test_planned_buffer_one_byte_short)
 	zassert_equal(st, ETCH_MEMORY_ALLOCATION_FAILED);
 }
 
+/* The glue's explanation of short memory, exact text (issue 25 item 5):
+ * planned buffer 0 one byte short and no state (tiny_cm_m33_int8io: "planned
+ * buffer 0: 47 B given, 48 B needed; method state: 0 B given, 5 B needed").
+ */
+ZTEST(etch, test_memory_check_message)
+{
+	char msg[160];
+	size_t lens[ETCH_MAX_PLANNED_BUFFERS];
+	size_t n = meta.num_planned_buffers;
+	char want[160];
+
+	zassert_true(n > 0);
+	memcpy(lens, planned_lens, sizeof(lens));
+	zassert_equal(etch_zephyr_method_memory_check(&program, METHOD, meta.method_state_bytes,
+						      lens, n, msg, sizeof(msg)),
+		      ETCH_OK);
+	zassert_str_equal(msg, "");
+
+	lens[0] = planned_lens[0] - 1;
+	snprintk(want, sizeof(want),
+		 "planned buffer 0: %u B given, %u B needed; method state: 0 B given, %u B needed",
+		 (unsigned int)lens[0], (unsigned int)planned_lens[0],
+		 (unsigned int)meta.method_state_bytes);
+	zassert_equal(etch_zephyr_method_memory_check(&program, METHOD, 0, lens, n, msg,
+						      sizeof(msg)),
+		      ETCH_MEMORY_ALLOCATION_FAILED);
+	zassert_str_equal(msg, want);
+
+	/* The number of buffers differs. */
+	snprintk(want, sizeof(want), "forward: %u planned buffer(s) given, %u needed",
+		 (unsigned int)(n - 1), (unsigned int)n);
+	zassert_equal(etch_zephyr_method_memory_check(&program, METHOD, meta.method_state_bytes,
+						      lens, n - 1, msg, sizeof(msg)),
+		      ETCH_INVALID_ARGUMENT);
+	zassert_str_equal(msg, want);
+
+	/* A short message buffer is cut, always terminated. */
+	zassert_equal(etch_zephyr_method_memory_check(&program, METHOD, 0, lens, n, msg, 8),
+		      ETCH_MEMORY_ALLOCATION_FAILED);
+	zassert_str_equal(msg, "planned");
+
+	zassert_equal(etch_zephyr_method_memory_check(&program, "nope", 0, lens, n, msg,
+						      sizeof(msg)),
+		      ETCH_INVALID_ARGUMENT);
+	zassert_true(strncmp(msg, "nope: no such method", 20) == 0, "%s", msg);
+}
+
+/* etch_zephyr_method_load() with an arena one byte short: the status, and
+ * `used` says what the arena needs.
+ */
+ZTEST(etch, test_arena_one_byte_short)
+{
+	size_t used = 0, need = 0;
+
+	skip_if_selection_restricted();
+	zassert_equal(etch_zephyr_method_load(&program, METHOD, &method, arena, sizeof(arena), &need),
+		      ETCH_OK);
+	zassert_equal(etch_zephyr_method_load(&program, METHOD, &method, arena, need - 1, &used),
+		      ETCH_MEMORY_ALLOCATION_FAILED);
+	zassert_equal(used, need);
+}
+
+/* The stack guard: the ztest thread (CONFIG_ZTEST_STACK_SIZE = 8192) is
+ * above CONFIG_ETCH_STACK_SIZE; a 1 KiB thread is refused.
+ */
+static etch_status_t small_thread_status;
+static K_THREAD_STACK_DEFINE(small_stack, 1024);
+static struct k_thread small_thread;
+
+static void small_thread_entry(void *a, void *b, void *c)
+{
+	ARG_UNUSED(a);
+	ARG_UNUSED(b);
+	ARG_UNUSED(c);
+	small_thread_status = etch_zephyr_stack_check();
+}
+
+ZTEST(etch, test_stack_guard)
+{
+	zassert_equal(etch_zephyr_stack_check(), ETCH_OK);
+	k_thread_create(&small_thread, small_stack, K_THREAD_STACK_SIZEOF(small_stack),
+			small_thread_entry, NULL, NULL, NULL, K_PRIO_PREEMPT(1), 0, K_NO_WAIT);
+	zassert_equal(k_thread_join(&small_thread, K_SECONDS(5)), 0);
+	zassert_equal(small_thread_status, ETCH_OUT_OF_RESOURCES);
+}
+
 ZTEST(etch, test_missing_operator)
 {
 	etch_error_t err;
