@@ -88,6 +88,20 @@ pub(crate) fn runs<T>(s: &[T], n: usize) -> impl Iterator<Item = &[T]> {
     })
 }
 
+/// [`runs`] of a mutable slice.
+#[inline(always)]
+pub(crate) fn runs_mut<T>(s: &mut [T], n: usize) -> impl Iterator<Item = &mut [T]> {
+    let mut rest = s;
+    core::iter::from_fn(move || {
+        if n == 0 {
+            return None;
+        }
+        let (head, tail) = core::mem::take(&mut rest).split_at_mut_checked(n)?;
+        rest = tail;
+        Some(head)
+    })
+}
+
 /// Four int8 values at `p`, any alignment.
 ///
 /// # Safety

@@ -4,6 +4,8 @@
 
 use super::common::{init, put, row, wsum};
 use super::conv::ConvMac;
+#[allow(unused_imports)]
+use super::dsp::{pack16, smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word};
 use super::requant::Requant;
 use super::{Active, ConvQuant, BAD};
 use crate::error::KernelResult;
@@ -105,6 +107,21 @@ pub(crate) fn fully_connected<M: ConvMac>(
     output: &mut [i8],
 ) -> KernelResult {
     let batches = input.len().checked_div(in_features).unwrap_or(0);
+    if filter_offset == 0 {
+        if let Some(done) = M::fc_layer(
+            q,
+            encoding,
+            input,
+            weights,
+            in_features,
+            out_features,
+            mult,
+            shift,
+            output,
+        ) {
+            return done;
+        }
+    }
     let r = Requant::new(mult, shift);
     let constant = |o: usize, w: &[i8]| match encoding {
         FcEncoding::KernelSum(k) => k.get(o).copied().unwrap_or(0),
@@ -145,6 +162,154 @@ pub(crate) fn fully_connected<M: ConvMac>(
         o += 2;
     }
     Ok(())
+}
+
+/// The bias encoding with `filter_offset = 0` where the input offset can
+/// ride in the multiply-accumulate loop ([`dot_1x2_offset`]: `x + offset`
+/// as int16 lanes, `offset` within ±32,640): `acc = bias + Σ (x +
+/// input_offset)·w`, CMSIS-NN's own sum, with no weight sums. `None`
+/// otherwise.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn fc_input_offset(
+    q: &ConvQuant,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    in_features: usize,
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> Option<KernelResult> {
+    let FcEncoding::Bias(bias) = encoding else {
+        return None;
+    };
+    if !(-32_640..=32_640).contains(&q.input_offset) {
+        return None;
+    }
+    let off = q.input_offset;
+    let r = Requant::new(mult, shift);
+    Some((|| {
+        let batches = input.len().checked_div(in_features).ok_or(BAD)?;
+        let mut o = 0;
+        while o < out_features {
+            let o1 = if o + 1 < out_features { o + 1 } else { o };
+            let (w0, w1) = (
+                row(weights, o * in_features, in_features)?,
+                row(weights, o1 * in_features, in_features)?,
+            );
+            let b0 = bias.and_then(|b| b.get(o).copied()).unwrap_or(0);
+            let b1 = bias.and_then(|b| b.get(o1).copied()).unwrap_or(0);
+            for b in 0..batches {
+                let x = row(input, b * in_features, in_features)?;
+                let [a0, a1] = dot_1x2_offset(x, w0, w1, off);
+                put(output, b * out_features + o, q.out(b0.wrapping_add(a0), &r))?;
+                if o1 != o {
+                    put(
+                        output,
+                        b * out_features + o1,
+                        q.out(b1.wrapping_add(a1), &r),
+                    )?;
+                }
+            }
+            o += 2;
+        }
+        Ok(())
+    })())
+}
+
+/// `[Σ (x + off)·w0, Σ (x + off)·w1]` over the common length, `off`
+/// within ±32,640 (so that `x + off` is an int16 lane): per four inputs one
+/// word, two `SXTAB16` (the offset added to the sign-extended bytes), and
+/// per weight row one word, two `SXTB16` and two `SMLAD`.
+#[inline(always)]
+pub(crate) fn dot_1x2_offset(x: &[i8], w0: &[i8], w1: &[i8], off: i32) -> [i32; 2] {
+    let n = x.len().min(w0.len()).min(w1.len());
+    let groups = n / 4;
+    let offs = pack16(off, off);
+    let [mut a, mut b] = dot_1x2_offset_groups(x, w0, w1, offs, groups);
+    for k in 4 * groups..n {
+        let (Some(&xv), Some(&v0), Some(&v1)) = (x.get(k), w0.get(k), w1.get(k)) else {
+            break;
+        };
+        let xv = (xv as i32).wrapping_add(off);
+        a = a.wrapping_add(xv.wrapping_mul(v0 as i32));
+        b = b.wrapping_add(xv.wrapping_mul(v1 as i32));
+    }
+    [a, b]
+}
+
+/// [`dot_1x2_offset`]'s whole groups of four: the portable spelling (host
+/// tests; the DSP instructions emulated).
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+#[inline(always)]
+fn dot_1x2_offset_groups(x: &[i8], w0: &[i8], w1: &[i8], offs: u32, groups: usize) -> [i32; 2] {
+    let (mut a, mut b) = (0i32, 0i32);
+    let ((xc, _), (w0c, _), (w1c, _)) =
+        (x.as_chunks::<4>(), w0.as_chunks::<4>(), w1.as_chunks::<4>());
+    for ((xw, w0w), w1w) in xc.iter().zip(w0c).zip(w1c).take(groups) {
+        let xw = word(xw);
+        let (xo, xe) = (sxtab16_ror8(offs, xw), sxtab16(offs, xw));
+        let w = word(w0w);
+        a = smlad(xe, sxtb16(w), a);
+        a = smlad(xo, sxtb16_ror8(w), a);
+        let w = word(w1w);
+        b = smlad(xe, sxtb16(w), b);
+        b = smlad(xo, sxtb16_ror8(w), b);
+    }
+    [a, b]
+}
+
+/// [`dot_1x2_offset`]'s whole groups of four on Arm with DSP: one `asm!`
+/// loop, 15 instructions per group (8 MACs).
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+#[inline(never)]
+fn dot_1x2_offset_groups(x: &[i8], w0: &[i8], w1: &[i8], offs: u32, groups: usize) -> [i32; 2] {
+    let (mut a, mut b) = (0i32, 0i32);
+    if groups == 0 || groups.saturating_mul(4) > x.len().min(w0.len()).min(w1.len()) {
+        return [a, b];
+    }
+    // SAFETY: the loop runs `groups ≥ 1` times and each pass reads one word
+    // at each of `xp`, `w0p`, `w1p` (each advanced by 4); `4·groups` is at
+    // most every slice's length (checked above), so every read is inside
+    // `x`, `w0` and `w1`. Unaligned `ldr` is allowed on Armv7E-M and Armv8-M
+    // Mainline. Registers only otherwise; flags (and the sticky Q bit
+    // SMLAD may set) are clobbered, which `asm!` assumes without
+    // `preserves_flags`.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldr {xw}, [{xp}], #4",
+            "sxtab16 {xo}, {offs}, {xw}, ror #8",
+            "sxtab16 {xw}, {offs}, {xw}",
+            "ldr {w}, [{w0p}], #4",
+            "sxtb16 {t}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {a}, {xw}, {t}, {a}",
+            "smlad {a}, {xo}, {w}, {a}",
+            "ldr {w}, [{w1p}], #4",
+            "sxtb16 {t}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {b}, {xw}, {t}, {b}",
+            "smlad {b}, {xo}, {w}, {b}",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            xp = inout(reg) x.as_ptr() => _,
+            w0p = inout(reg) w0.as_ptr() => _,
+            w1p = inout(reg) w1.as_ptr() => _,
+            n = inout(reg) groups => _,
+            offs = in(reg) offs,
+            a = inout(reg) a,
+            b = inout(reg) b,
+            xw = out(reg) _,
+            xo = out(reg) _,
+            w = out(reg) _,
+            t = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    [a, b]
 }
 
 #[cfg(test)]
@@ -255,6 +420,76 @@ mod tests {
                         127,
                     );
                     assert_eq!(dsp[b * outf + o], want);
+                }
+            }
+        }
+    }
+
+    /// Helium's kernel-sum passes and the DSP input-offset loop (the
+    /// autoencoder's shapes among others) against plain i64 sums.
+    #[test]
+    fn fc_layers_match_reference() {
+        use super::super::mac::{Dsp, Mve};
+        let mut r = Rng(0xfc4);
+        for (batches, inf, outf) in [
+            (1, 640, 128),
+            (1, 128, 8),
+            (1, 8, 128),
+            (2, 37, 12),
+            (1, 5, 4),
+            (3, 16, 6),
+        ] {
+            for round in 0..6 {
+                let q = ConvQuant {
+                    input_offset: [128, -127, 0, r.range(-127, 128) as i32, 300, -32_640][round],
+                    output_offset: r.range(-128, 127) as i32,
+                    act_min: [-128, -7][round % 2],
+                    act_max: 127,
+                };
+                let x = r.i8s(batches * inf);
+                let w = r.i8s(outf * inf);
+                let (mult, shift) = (
+                    r.range(1 << 30, i32::MAX as i64) as i32,
+                    [-9, 0, -1, 1, -31, -20][round],
+                );
+                let bias: Vec<i32> = (0..outf).map(|_| r.range(-40_000, 40_000) as i32).collect();
+                let ks: Vec<i32> = (0..outf)
+                    .map(|o| {
+                        bias[o].wrapping_add(
+                            q.input_offset.wrapping_mul(
+                                w[o * inf..(o + 1) * inf]
+                                    .iter()
+                                    .map(|&v| v as i32)
+                                    .sum::<i32>(),
+                            ),
+                        )
+                    })
+                    .collect();
+                let mut want = vec![0i8; batches * outf];
+                for b in 0..batches {
+                    for o in 0..outf {
+                        let acc: i64 = bias[o] as i64
+                            + (0..inf)
+                                .map(|j| {
+                                    (x[b * inf + j] as i64 + q.input_offset as i64)
+                                        * w[o * inf + j] as i64
+                                })
+                                .sum::<i64>();
+                        want[b * outf + o] = clamp8(
+                            ref_requantize(acc as i32, mult, shift) + q.output_offset as i64,
+                            q.act_min,
+                            q.act_max,
+                        );
+                    }
+                }
+                for enc in [FcEncoding::Bias(Some(&bias)), FcEncoding::KernelSum(&ks)] {
+                    let mut got = vec![0i8; batches * outf];
+                    fully_connected_with::<Mve>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got)
+                        .unwrap();
+                    assert_eq!(got, want, "mve {batches}x{inf}->{outf} round {round}");
+                    fully_connected_with::<Dsp>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got)
+                        .unwrap();
+                    assert_eq!(got, want, "dsp {batches}x{inf}->{outf} round {round}");
                 }
             }
         }

@@ -1117,7 +1117,7 @@ fn vrshl_right(a: i32, r: u32) -> i32 {
 
 /// Lane `l` of the loop's requantization, instruction by instruction.
 #[cfg_attr(all(target_arch = "arm", feature = "mve"), allow(dead_code))]
-fn requantize_lane(acc: i32, c: &GroupConsts, l: usize) -> i32 {
+pub(crate) fn requantize_lane(acc: i32, c: &GroupConsts, l: usize) -> i32 {
     requantize_vec(
         acc,
         c.kernel_sum[l],

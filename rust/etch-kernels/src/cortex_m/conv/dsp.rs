@@ -14,6 +14,42 @@ impl ConvMac for Dsp {
     const QUAD: bool = true;
 
     #[inline(always)]
+    fn conv_layer(
+        ops: &super::super::common::ConvOperands<'_>,
+        output: &mut [i8],
+        scratch: &mut [u64],
+    ) -> Option<crate::error::KernelResult> {
+        // No generic gathered-window fallback: `conv` takes what this
+        // refuses (flash: both would be linked wherever the operator is).
+        super::im2col_dsp::conv_layer(ops, output, scratch)
+    }
+
+    #[inline(always)]
+    fn fc_layer(
+        q: &super::super::ConvQuant,
+        encoding: super::super::FcEncoding<'_>,
+        input: &[i8],
+        weights: &[i8],
+        in_features: usize,
+        out_features: usize,
+        mult: i32,
+        shift: i32,
+        output: &mut [i8],
+    ) -> Option<crate::error::KernelResult> {
+        super::super::fully_connected::fc_input_offset(
+            q,
+            encoding,
+            input,
+            weights,
+            in_features,
+            out_features,
+            mult,
+            shift,
+            output,
+        )
+    }
+
+    #[inline(always)]
     fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
         let groups = (x.len() / 4).min(packed.len() / 8);
         dot_1x4_groups(x, packed, groups, init)

@@ -17,6 +17,9 @@ use super::{Active, ConvQuant, Window, BAD};
 use crate::error::KernelResult;
 
 mod dsp;
+mod im2col;
+mod im2col_dsp;
+mod im2col_mve;
 mod mve;
 mod scalar;
 #[cfg(test)]
@@ -106,6 +109,9 @@ pub(crate) fn conv_with<M: ConvMac>(
             pointwise::<M>(&ops, output)
         }
     } else {
+        if let Some(done) = M::conv_layer(&ops, output, scratch) {
+            return done;
+        }
         conv::<M>(&ops, output)
     }
 }
@@ -118,6 +124,37 @@ pub(crate) trait ConvMac {
     /// below (the default).
     #[inline(always)]
     fn pointwise_layer(_ops: &ConvOperands<'_>, _output: &mut [i8]) -> Option<KernelResult> {
+        None
+    }
+    /// Any other convolution (not the pointwise case), or `None` for
+    /// [`conv`]'s loops: by default gathered windows times weight rows
+    /// ([`im2col::conv_im2col`]) where the scratch holds them.
+    #[inline(always)]
+    fn conv_layer(
+        ops: &ConvOperands<'_>,
+        output: &mut [i8],
+        scratch: &mut [u64],
+    ) -> Option<KernelResult>
+    where
+        Self: Sized,
+    {
+        im2col::conv_im2col::<Self>(ops, output, scratch)
+    }
+    /// A fully connected layer of this implementation's own for this call
+    /// (`filter_offset = 0`), or `None` for the generic loop (the default).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn fc_layer(
+        _q: &ConvQuant,
+        _encoding: super::FcEncoding<'_>,
+        _input: &[i8],
+        _weights: &[i8],
+        _in_features: usize,
+        _out_features: usize,
+        _mult: i32,
+        _shift: i32,
+        _output: &mut [i8],
+    ) -> Option<KernelResult> {
         None
     }
     /// `[Σ x·w0, Σ x·w1]`: one input row against two weight rows.

@@ -19,6 +19,54 @@ impl ConvMac for Mve {
     }
 
     #[inline(always)]
+    fn fc_layer(
+        q: &super::super::ConvQuant,
+        encoding: super::super::FcEncoding<'_>,
+        input: &[i8],
+        weights: &[i8],
+        in_features: usize,
+        out_features: usize,
+        mult: i32,
+        shift: i32,
+        output: &mut [i8],
+    ) -> Option<KernelResult> {
+        super::im2col_mve::fc_layer(
+            q,
+            encoding,
+            input,
+            weights,
+            in_features,
+            out_features,
+            mult,
+            shift,
+            output,
+        )
+        .or_else(|| {
+            super::super::fully_connected::fc_input_offset(
+                q,
+                encoding,
+                input,
+                weights,
+                in_features,
+                out_features,
+                mult,
+                shift,
+                output,
+            )
+        })
+    }
+
+    #[inline(always)]
+    fn conv_layer(
+        ops: &ConvOperands<'_>,
+        output: &mut [i8],
+        scratch: &mut [u64],
+    ) -> Option<KernelResult> {
+        super::im2col_mve::conv_layer(ops, output, scratch)
+            .or_else(|| super::im2col_dsp::conv_layer(ops, output, scratch))
+    }
+
+    #[inline(always)]
     fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
         Dsp::dot_1x2(x, w0, w1)
     }

@@ -418,3 +418,87 @@ fn weight_pairs_match_plain_dot_products() {
         }
     }
 }
+
+/// A convolution entry point with caller-owned scratch ([`conv_with`]).
+type ConvFn = fn(
+    &Window,
+    &ConvQuant,
+    &[i8],
+    &[i8],
+    Option<&[i32]>,
+    &[i32],
+    &[i32],
+    &mut [i8],
+    &mut [u64],
+) -> KernelResult;
+
+/// The general convolution at ResNet-8's shapes (3×3 and strided 1×1, 3 to 64
+/// input channels, 4 to 64 output channels, pad 1, stride 1 and 2): every
+/// implementation (Helium's gathered-window passes, the 2×2 blocks of the
+/// others) against [`ref_conv`], with requantizations inside and outside
+/// what the vector loop admits, and scratch as an earlier call left it.
+#[test]
+fn general_conv_matches_reference_at_resnet_shapes() {
+    let mut r = Rng(0x1c0e);
+    for (cin, cout, k, s, hw) in [
+        (3, 16, 3, 1, 8),
+        (16, 16, 3, 1, 6),
+        (16, 32, 3, 2, 7),
+        (16, 32, 1, 2, 6),
+        (32, 64, 3, 1, 4),
+        (64, 64, 3, 1, 3),
+        (5, 4, 3, 2, 5),
+        (7, 6, 2, 1, 4),
+    ] {
+        for round in 0..4 {
+            let p = if k == 3 { 1 } else { 0 };
+            let g = geometry((hw, hw + 1, cin), cout, (k, k), (s, s), (p, p));
+            let zp_in = [-128, 127, 0, r.range(-128, 127) as i32][round];
+            let q = ConvQuant {
+                input_offset: -zp_in,
+                output_offset: r.range(-128, 127) as i32,
+                act_min: [-128, -20][round % 2],
+                act_max: 127,
+            };
+            let x = r.i8s(g.input.elements().unwrap());
+            let w = r.i8s(cout * k * k * cin);
+            let (mult, mut shift, bias) = quant_params(&mut r, cout);
+            if round == 3 {
+                // A left shift: outside the vector loop's admitted range.
+                shift[cout - 1] = 1;
+            }
+            let want = ref_conv(&g, &q, None, &x, &w, &bias, &mult, &shift);
+            let run = |f: ConvFn| {
+                let mut got = vec![0i8; want.len()];
+                f(
+                    &g,
+                    &q,
+                    &x,
+                    &w,
+                    Some(&bias),
+                    &mult,
+                    &shift,
+                    &mut got,
+                    &mut scratch(),
+                )
+                .unwrap();
+                got
+            };
+            assert_eq!(
+                run(conv_with::<Mve>),
+                want,
+                "mve {cin}->{cout} k{k} s{s} round {round}"
+            );
+            assert_eq!(
+                run(conv_with::<Dsp>),
+                want,
+                "dsp {cin}->{cout} k{k} s{s} round {round}"
+            );
+            assert_eq!(
+                run(conv_with::<Scalar>),
+                want,
+                "scalar {cin}->{cout} k{k} s{s} round {round}"
+            );
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! [`super::im2col`] with `SXTB16`/`SMLAD` (Armv7E-M, Armv8-M Mainline;
+//! emulated off-target): two output pixels' windows gathered straight into
+//! int16 lanes, interleaved per group of four taps (`x0` bytes 0,2 | `x0`
+//! bytes 1,3 | `x1` bytes 0,2 | `x1` bytes 1,3: one `LDM` loads a group of
+//! both pixels), then per output channel one pass over its weight row
+//! (one word, two `SXTB16`, four `SMLAD` per group: about 1.1 instructions
+//! per multiply-accumulate), as CMSIS-NN's `arm_convolve_s8` widens its
+//! columns to int16 once.
+#![cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
+
+use super::super::common::{row, ConvOperands};
+use super::super::dsp::{pack16, sxtb16, sxtb16_ror8, word};
+use super::super::requant::Requant;
+use super::super::BAD;
+use super::im2col::{kernel_sums, Pixel};
+use crate::error::KernelResult;
+
+/// Any convolution whose input channels are a multiple of 4 (so a group of
+/// four taps never straddles two pixels of the window), with the input zero
+/// point an int8 value and the kernel sums and one pair of packed windows
+/// (`4K` bytes) in `scratch`; `None` otherwise (the caller's loops run).
+pub(crate) fn conv_layer(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> Option<KernelResult> {
+    let (g, q) = (&ops.g, &ops.q);
+    let cin = g.input.c;
+    let cout = g.output.c;
+    let k = g.kernel.0.checked_mul(g.kernel.1)?.checked_mul(cin)?;
+    if cin == 0 || !cin.is_multiple_of(4) || cout == 0 || !(-127..=128).contains(&q.input_offset) {
+        return None;
+    }
+    let ks_words = cout.div_ceil(2);
+    let packed_words = k.checked_mul(4)?.div_ceil(8);
+    if ks_words.checked_add(packed_words)? > scratch.len() {
+        return None;
+    }
+    let (ks, rest) = scratch.split_at_mut_checked(ks_words)?;
+    let ks: &mut [i32] = bytemuck::cast_slice_mut(ks);
+    let packed: &mut [u32] = bytemuck::cast_slice_mut(rest.get_mut(..packed_words)?);
+    Some(pairs(
+        ops,
+        output,
+        ks.get_mut(..cout)?,
+        packed.get_mut(..k)?,
+    ))
+}
+
+fn pairs(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    ks: &mut [i32],
+    packed: &mut [u32],
+) -> KernelResult {
+    let (g, q) = (&ops.g, &ops.q);
+    let k = packed.len();
+    let cout = g.output.c;
+    let (oh, ow) = (g.output.h, g.output.w);
+    let pixels = g.output.n * oh * ow;
+    let zp = q.input_offset.wrapping_neg();
+    let zw = pack16(zp, zp);
+    kernel_sums(ops, k, ks, 1)?;
+    let mut px = Pixel::FIRST;
+    let mut p = 0;
+    while p < pixels {
+        let two = p + 1 < pixels;
+        let px1 = px.next(oh, ow);
+        gather_packed(ops, px, zw, packed, 0)?;
+        gather_packed(ops, if two { px1 } else { px }, zw, packed, 2)?;
+        px = px1.next(oh, ow);
+        let (out0, out1) = (p * cout, (p + 1) * cout);
+        if ks.len() != ops.mult.len() || ks.len() != ops.shift.len() {
+            return Err(BAD);
+        }
+        for (oc, ((&kso, &m), &sh)) in ks.iter().zip(ops.mult).zip(ops.shift).enumerate() {
+            let w = row(ops.filter, oc * k, k)?;
+            let [a, c] = dot_2x1(packed, w);
+            let r = OneStep::new(m, sh);
+            let finish = |acc: i32| {
+                let v = r
+                    .apply(kso.wrapping_add(acc), m, sh)
+                    .wrapping_add(q.output_offset);
+                v.max(q.act_min).min(q.act_max) as i8
+            };
+            *output.get_mut(out0 + oc).ok_or(BAD)? = finish(a);
+            if two {
+                *output.get_mut(out1 + oc).ok_or(BAD)? = finish(c);
+            }
+        }
+        p += 2;
+    }
+    Ok(())
+}
+
+/// `arm_nn_requantize(·, mult, shift)` as [`Requant::apply`]'s one-step
+/// form, set up in a few instructions per channel (no [`Requant::new`]) for
+/// its fast case (right shift 2..=23, multiplier ≥ 0); the reference
+/// otherwise.
+#[derive(Clone, Copy)]
+struct OneStep {
+    /// `2^30 + 2^(30+r)`, or `None` outside the fast case.
+    k: Option<i64>,
+}
+
+impl OneStep {
+    #[inline(always)]
+    fn new(mult: i32, shift: i32) -> Self {
+        let r = shift.wrapping_neg();
+        let fast = (2..=23).contains(&r) && mult >= 0;
+        OneStep {
+            k: fast.then(|| (1i64 << 30) + (1i64 << (30 + r))),
+        }
+    }
+
+    #[inline(always)]
+    fn apply(&self, acc: i32, mult: i32, shift: i32) -> i32 {
+        let Some(k) = self.k else {
+            return Requant::new(mult, shift).apply(acc);
+        };
+        let neg = (acc as u32 >> 31) as i64;
+        let p = (acc as i64) * (mult as i64) + k + neg * (i32::MIN as i64);
+        ((p >> 32) as i32) >> (shift.wrapping_neg() - 1)
+    }
+}
+
+/// Output pixel `px`'s window into lanes `slot`, `slot + 1` of every group
+/// of four words of `packed` (`K` words: `K/4` groups), taps in the
+/// padding as the zero point `zw` (both halfwords).
+#[inline(never)] // one copy for both pixels (flash)
+fn gather_packed(
+    ops: &ConvOperands<'_>,
+    px: Pixel,
+    zw: u32,
+    packed: &mut [u32],
+    slot: usize,
+) -> KernelResult {
+    let g = &ops.g;
+    let (i, (kh, kw)) = (g.input, g.kernel);
+    let cin = i.c;
+    let Pixel { b, y: oy, x: ox } = px;
+    let words = cin; // four packed words per four taps
+    let mut at = 0;
+    for ky in 0..kh {
+        let y = (oy * g.stride.0 + ky * g.dilation.0)
+            .checked_sub(g.padding.0)
+            .filter(|&y| y < i.h);
+        for kx in 0..kw {
+            let dst = packed.get_mut(at..at + words).ok_or(BAD)?;
+            at += words;
+            let xx = (ox * g.stride.1 + kx * g.dilation.1)
+                .checked_sub(g.padding.1)
+                .filter(|&x| x < i.w);
+            let (Some(y), Some(xx)) = (y, xx) else {
+                for d in dst.chunks_exact_mut(4) {
+                    d[slot] = zw;
+                    d[slot + 1] = zw;
+                }
+                continue;
+            };
+            let src = row(ops.input, ((b * i.h + y) * i.w + xx) * cin, cin)?;
+            for (d, s) in dst.chunks_exact_mut(4).zip(src.as_chunks::<4>().0) {
+                let v = word(s);
+                d[slot] = sxtb16(v);
+                d[slot + 1] = sxtb16_ror8(v);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `[Σ x0·w, Σ x1·w]` over the `K/4` groups of `packed` (as
+/// [`gather_packed`] lays them out) and `w` (`K` int8 values).
+#[inline(always)]
+fn dot_2x1(packed: &[u32], w: &[i8]) -> [i32; 2] {
+    let groups = (packed.len() / 4).min(w.len() / 4);
+    imp::dot_2x1(packed, w, groups)
+}
+
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+mod imp {
+    use super::super::super::dsp::{smlad, sxtb16, sxtb16_ror8, word};
+
+    #[inline(always)]
+    pub(super) fn dot_2x1(packed: &[u32], w: &[i8], groups: usize) -> [i32; 2] {
+        let (mut a, mut c) = (0i32, 0i32);
+        for (x, w) in packed
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .zip(w.as_chunks::<4>().0)
+            .take(groups)
+        {
+            let w = word(w);
+            let (t, u) = (sxtb16(w), sxtb16_ror8(w));
+            a = smlad(x[0], t, a);
+            a = smlad(x[1], u, a);
+            c = smlad(x[2], t, c);
+            c = smlad(x[3], u, c);
+        }
+        [a, c]
+    }
+}
+
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+mod imp {
+    #[inline(always)]
+    pub(super) fn dot_2x1(packed: &[u32], w: &[i8], groups: usize) -> [i32; 2] {
+        let (mut a, mut c) = (0i32, 0i32);
+        if groups == 0 || groups > packed.len() / 4 || groups > w.len() / 4 {
+            return [a, c];
+        }
+        // SAFETY: `groups ≥ 1` passes of the one-group body in all (one,
+        // then pairs); each reads four words at `xp` (advanced by 16) and one
+        // word at `wp` (advanced by 4), and `groups` is at most
+        // packed.len() / 4 and w.len() / 4 (checked above), so every read is
+        // inside `packed` and `w`. `packed` is `u32`-aligned for `LDM`;
+        // unaligned `LDR` is allowed on Armv7E-M and Armv8-M Mainline.
+        // Registers only otherwise; flags (and the sticky Q bit SMLAD may
+        // set) are clobbered, which `asm!` assumes without `preserves_flags`.
+        unsafe {
+            core::arch::asm!(
+                "tst {n}, #1",
+                "beq 2f",
+                "ldm {xp}!, {{r2, r3, r4, r5}}",
+                "ldr {w}, [{wp}], #4",
+                "sxtb16 {t}, {w}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {a}, r2, {t}, {a}",
+                "smlad {a}, r3, {w}, {a}",
+                "smlad {c}, r4, {t}, {c}",
+                "smlad {c}, r5, {w}, {c}",
+                "2:",
+                "lsrs {n}, {n}, #1",
+                "beq 4f",
+                "3:",
+                "ldm {xp}!, {{r2, r3, r4, r5}}",
+                "ldr {w}, [{wp}], #4",
+                "sxtb16 {t}, {w}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {a}, r2, {t}, {a}",
+                "smlad {a}, r3, {w}, {a}",
+                "smlad {c}, r4, {t}, {c}",
+                "smlad {c}, r5, {w}, {c}",
+                "ldm {xp}!, {{r2, r3, r4, r5}}",
+                "ldr {w}, [{wp}], #4",
+                "sxtb16 {t}, {w}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {a}, r2, {t}, {a}",
+                "smlad {a}, r3, {w}, {a}",
+                "smlad {c}, r4, {t}, {c}",
+                "smlad {c}, r5, {w}, {c}",
+                "subs {n}, {n}, #1",
+                "bne 3b",
+                "4:",
+                xp = inout(reg) packed.as_ptr() => _,
+                wp = inout(reg) w.as_ptr() => _,
+                n = inout(reg) groups => _,
+                a = inout(reg) a,
+                c = inout(reg) c,
+                w = out(reg) _,
+                t = out(reg) _,
+                out("r2") _, out("r3") _, out("r4") _, out("r5") _,
+                options(nostack, readonly),
+            );
+        }
+        [a, c]
+    }
+}

@@ -1,0 +1,270 @@
+//! [`super::im2col`] on Helium: one gathered window against four weight
+//! rows per `asm!` pass (16-lane `VMLADAVA.S8` in a tail-predicated loop,
+//! so any `K`), with CMSIS-NN's vector requantization
+//! (`arm_requantize_mve`) on the four sums. Off-target (host tests) the
+//! same pass is plain Rust from the instructions' definitions.
+#![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
+
+use super::super::common::{row, ConvOperands};
+use super::super::mve::GroupConsts;
+use super::super::{ConvQuant, FcEncoding, BAD};
+use super::im2col::{gather, split_scratch, Pixel};
+use crate::error::{KernelError, KernelResult};
+
+/// 32-bit words of one channel group's constants ([`GroupConsts`]).
+const GROUP_WORDS: usize = 24;
+
+/// Any convolution with `cout` a multiple of 4 and every channel's
+/// requantization one the vector loop reproduces
+/// ([`GroupConsts::neg_right`]): per output pixel, its window gathered
+/// ([`gather`]), then one [`row_x4`] pass per four output channels. `None`
+/// (the caller's loops run) otherwise, or when the groups' constants and one
+/// window do not fit `scratch`.
+pub(crate) fn conv_layer(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> Option<KernelResult> {
+    let (g, q) = (&ops.g, &ops.q);
+    let cout = g.output.c;
+    if cout == 0 || !cout.is_multiple_of(4) {
+        return None;
+    }
+    for oc in 0..cout {
+        GroupConsts::neg_right(*ops.mult.get(oc)?, *ops.shift.get(oc)?)?;
+    }
+    // GROUP_WORDS / 4 words per channel.
+    let (consts, x) = split_scratch(ops, scratch, GROUP_WORDS / 4, 1)?;
+    Some((|| {
+        let k = x.len();
+        // Kernel sums into the first lane block of each group, then the rest.
+        for (gi, c) in consts.chunks_exact_mut(GROUP_WORDS).enumerate() {
+            let oc = 4 * gi;
+            kernel_sums_at(ops, k, oc, c)?;
+            for l in 0..4 {
+                c[4 + l] = *ops.mult.get(oc + l).ok_or(BAD)?;
+                c[8 + l] = *ops.shift.get(oc + l).ok_or(BAD)?;
+                c[12 + l] = q.output_offset;
+                c[16 + l] = q.act_min;
+                c[20 + l] = q.act_max;
+            }
+        }
+        let zp = q.input_offset.wrapping_neg() as i8;
+        let (oh, ow) = (g.output.h, g.output.w);
+        let pixels = g.output.n * oh * ow;
+        let mut px = Pixel::FIRST;
+        for p in 0..pixels {
+            gather(ops, px, zp, x)?;
+            px = px.next(oh, ow);
+            let out = output.get_mut(p * cout..(p + 1) * cout).ok_or(BAD)?;
+            rows_x4(x, ops.filter, consts, out)?;
+        }
+        Ok(())
+    })())
+}
+
+/// `arm_fully_connected_s8` on Helium for the kernel-sum encoding (what
+/// cpu-M55 programs carry): per batch row and four output rows one
+/// [`row_x4`] pass (the four weight rows are contiguous), the kernel sums
+/// and the per-tensor requantization as its constants. `None` (the caller's
+/// loops run) unless `out_features` is a multiple of 4 and the
+/// requantization is one the vector loop reproduces.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fc_layer(
+    q: &ConvQuant,
+    encoding: FcEncoding<'_>,
+    input: &[i8],
+    weights: &[i8],
+    in_features: usize,
+    out_features: usize,
+    mult: i32,
+    shift: i32,
+    output: &mut [i8],
+) -> Option<KernelResult> {
+    let FcEncoding::KernelSum(ks) = encoding else {
+        return None;
+    };
+    if in_features == 0 || !out_features.is_multiple_of(4) || ks.len() != out_features {
+        return None;
+    }
+    let neg_right = GroupConsts::neg_right(mult, shift)?;
+    let mut c = [0i32; GROUP_WORDS];
+    for l in 0..4 {
+        c[4 + l] = mult;
+        c[8 + l] = neg_right;
+        c[12 + l] = q.output_offset;
+        c[16 + l] = q.act_min;
+        c[20 + l] = q.act_max;
+    }
+    Some((|| {
+        for (x, out) in input
+            .chunks_exact(in_features)
+            .zip(output.chunks_exact_mut(out_features))
+        {
+            for ((w, o), k) in weights
+                .chunks_exact(4 * in_features)
+                .zip(out.chunks_exact_mut(4))
+                .zip(ks.chunks_exact(4))
+            {
+                c[..4].copy_from_slice(k);
+                rows_x4(x, w, &c, o)?;
+            }
+        }
+        Ok(())
+    })())
+}
+
+/// Kernel sums of channels `oc..oc + 4` into `c[..4]`.
+fn kernel_sums_at(ops: &ConvOperands<'_>, k: usize, oc: usize, c: &mut [i32]) -> KernelResult {
+    for (l, s) in c.iter_mut().take(4).enumerate() {
+        let w = row(ops.filter, (oc + l) * k, k)?;
+        *s = super::super::common::init(ops.bias, oc + l, ops.q.input_offset, w);
+    }
+    Ok(())
+}
+
+/// For every group `g` of four output rows:
+/// `o[4g + l] = clamp(requant(Σ_j x[j]·w[(4g + l)·K + j] + ks) + out_offset)`
+/// for `l < 4`, `K = x.len()`, with `c[24g .. 24g + 24]` the group's
+/// [`GroupConsts`] laid out as 24 words (kernel sums, multipliers, minus
+/// the right shifts, output offsets, activation minima and maxima).
+/// Errors unless `K ≥ 1` and `w`, `c` and `o` hold the same number `G ≥ 1`
+/// of groups (`4GK`, `24G` and `4G` values).
+#[inline(always)]
+pub(crate) fn rows_x4(x: &[i8], w: &[i8], c: &[i32], o: &mut [i8]) -> KernelResult {
+    let k = x.len();
+    let groups = o.len() / 4;
+    if k == 0
+        || groups == 0
+        || !o.len().is_multiple_of(4)
+        || Some(w.len()) != groups.checked_mul(4 * k)
+        || Some(c.len()) != groups.checked_mul(GROUP_WORDS)
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    imp::rows_x4(x, w, c, o, groups);
+    Ok(())
+}
+
+#[cfg(all(target_arch = "arm", feature = "mve"))]
+mod imp {
+    #[inline(always)]
+    pub(super) fn rows_x4(x: &[i8], w: &[i8], c: &[i32], o: &mut [i8], groups: usize) {
+        let k = x.len();
+        // q7 lanes keep what the group loop needs across groups (the loop
+        // itself uses every free general register): [0] x's start, [1] K,
+        // [2] the next group's weights, [3] the groups left.
+        let keep: [u32; 4] = [
+            x.as_ptr() as u32,
+            k as u32,
+            w.as_ptr() as u32,
+            groups as u32,
+        ];
+        // SAFETY: `keep` is 16 readable bytes (vldrw.u32: 4-aligned as a
+        // [u32; 4]). `rows_x4` checked `K ≥ 1`, `groups ≥ 1`, `w.len() =
+        // 4K·groups`, `c.len() = 24·groups` and `o.len() = 4·groups`. Group
+        // g's tail-predicated loop (`DLSTP.8`/`LETP`, ceil(K/16) passes) reads
+        // x[0..K] and w[(4g + l)·K ..][..K] for l < 4 (lanes past K are
+        // predicated off and not accessed); its requantization reads
+        // c[24g .. 24g + 24] (word-aligned: kernel scratch or a stack array of
+        // i32) and `VSTRB.32` writes o[4g .. 4g + 4]. No stack; q0–q3 and q7 (d0–d7, d14–d15), the named
+        // registers, lr and flags are clobbered and declared so.
+        unsafe {
+            core::arch::asm!(
+                "vldrw.u32 q7, [r0]",
+                "1:",
+                "vmov.32 {x}, q7[0]",
+                "vmov.32 lr, q7[1]",
+                "vmov.32 {w0}, q7[2]",
+                "add {w1}, {w0}, lr",
+                "add {w2}, {w1}, lr",
+                "add {w3}, {w2}, lr",
+                "add r0, {w3}, lr",
+                "vmov.32 q7[2], r0",
+                "movs r0, #0",
+                "movs r2, #0",
+                "movs r4, #0",
+                "mov r8, #0",
+                "dlstp.8 lr, lr",
+                "2:",
+                "vldrb.u8 q0, [{x}], #16",
+                "vldrb.u8 q1, [{w0}], #16",
+                "vmladava.s8 r0, q0, q1",
+                "vldrb.u8 q1, [{w1}], #16",
+                "vmladava.s8 r2, q0, q1",
+                "vldrb.u8 q1, [{w2}], #16",
+                "vmladava.s8 r4, q0, q1",
+                "vldrb.u8 q1, [{w3}], #16",
+                "vmladava.s8 r8, q0, q1",
+                "letp lr, 2b",
+                // Lanes 0..3 = rows 0..3, then arm_requantize_mve as
+                // super::super::mve::gemm_x4 does it.
+                "vmov q1[2], q1[0], r0, r4",
+                "vmov q1[3], q1[1], r2, r8",
+                "vldrw.u32 q3, [{c}]",
+                "vadd.i32 q1, q1, q3",
+                "vldrw.u32 q3, [{c}, #16]",
+                "vqrdmulh.s32 q1, q1, q3",
+                "vshr.s32 q0, q1, #31",
+                "vqadd.s32 q1, q1, q0",
+                "vldrw.u32 q3, [{c}, #32]",
+                "vrshl.s32 q1, q1, q3",
+                "vldrw.u32 q3, [{c}, #48]",
+                "vadd.i32 q1, q1, q3",
+                "vldrw.u32 q3, [{c}, #64]",
+                "vmax.s32 q1, q1, q3",
+                "vldrw.u32 q3, [{c}, #80]",
+                "vmin.s32 q1, q1, q3",
+                "adds {c}, #96",
+                "vstrb.32 q1, [r1]",
+                "adds r1, #4",
+                "vmov.32 r0, q7[3]",
+                "subs r0, #1",
+                "vmov.32 q7[3], r0",
+                "bne 1b",
+                x = out(reg) _,
+                w0 = out(reg) _,
+                w1 = out(reg) _,
+                w2 = out(reg) _,
+                w3 = out(reg) _,
+                c = inout(reg) c.as_ptr() => _,
+                // A low register: the narrowing VSTRB.32 encodes Rn in 3 bits.
+                inout("r1") o.as_mut_ptr() => _,
+                inout("r0") keep.as_ptr() => _,
+                out("r2") _, out("r4") _, out("r8") _, out("lr") _,
+                out("d0") _, out("d1") _, out("d2") _, out("d3") _,
+                out("d4") _, out("d5") _, out("d6") _, out("d7") _,
+                out("d14") _, out("d15") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "arm", feature = "mve")))]
+mod imp {
+    use super::super::super::mve::{requantize_lane, GroupConsts};
+    use super::GROUP_WORDS;
+
+    pub(super) fn rows_x4(x: &[i8], w: &[i8], c: &[i32], o: &mut [i8], groups: usize) {
+        let k = x.len();
+        for gi in 0..groups {
+            let c = &c[GROUP_WORDS * gi..GROUP_WORDS * (gi + 1)];
+            let mut g = GroupConsts::default();
+            g.kernel_sum.copy_from_slice(&c[..4]);
+            g.mult.copy_from_slice(&c[4..8]);
+            g.neg_right.copy_from_slice(&c[8..12]);
+            g.out_offset.copy_from_slice(&c[12..16]);
+            g.act_min.copy_from_slice(&c[16..20]);
+            g.act_max.copy_from_slice(&c[20..24]);
+            for l in 0..4 {
+                let r = 4 * gi + l;
+                let acc = x
+                    .iter()
+                    .zip(&w[r * k..(r + 1) * k])
+                    .fold(0i32, |s, (&a, &b)| s.wrapping_add(a as i32 * b as i32));
+                o[r] = requantize_lane(acc, &g, l) as i8;
+            }
+        }
+    }
+}
