@@ -14,6 +14,7 @@ pub mod dsp;
 pub(crate) mod common;
 mod conv;
 mod depthwise;
+mod elementwise;
 mod fully_connected;
 mod mac;
 mod mve;
@@ -26,6 +27,7 @@ mod x86;
 
 pub use conv::{conv_s8, conv_s8_in, CONV_SCRATCH_BYTES};
 pub use depthwise::{depthwise_conv_s8, depthwise_conv_s8_in, DEPTHWISE_SCRATCH_BYTES};
+pub use elementwise::{add_s8, AddQuant, ADD_SCRATCH_BYTES};
 pub use fully_connected::{fully_connected_s8, FcEncoding};
 pub use pool::{avg_pool_s8, max_pool_s8};
 

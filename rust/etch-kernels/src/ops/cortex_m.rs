@@ -9,8 +9,9 @@ use etch_runtime::{
 use super::arith::{divide_by_power_of_two, requantize};
 use super::bytes;
 use crate::cortex_m::{
-    avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8, ConvQuant,
-    FcEncoding, Nhwc, Window, CONV_SCRATCH_BYTES, DEPTHWISE_SCRATCH_BYTES,
+    add_s8, avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8,
+    AddQuant, ConvQuant, FcEncoding, Nhwc, Window, ADD_SCRATCH_BYTES, CONV_SCRATCH_BYTES,
+    DEPTHWISE_SCRATCH_BYTES,
 };
 
 fn bad(what: &'static str) -> Error {
@@ -524,7 +525,8 @@ fn channel_or_same(len: usize, out_len: usize, channels: usize, i: usize) -> Opt
 /// its multiplier/shift, summed, requantized by the output's, `+ zp`, clamped.
 pub const QUANTIZED_ADD_OUT: Kernel = op!(
     "cortex_m::quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
-    quantized_add_out
+    quantized_add_out,
+    scratch = ADD_SCRATCH_BYTES
 );
 
 fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
@@ -534,11 +536,22 @@ fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         *slot = i32_arg(ctx, arg)?;
     }
     let [zp1, m1, s1, zp2, m2, s2, zpo, mo, so, act_min, act_max] = p;
+    let scratch = ctx.take_scratch();
     let ([a, b], [mut out]) = ctx.io([0, 4], [13])?;
     let (a, b) = (required(a, 0)?, required(b, 4)?);
     let channels = out.shape.size(1);
     let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
     let n = out.len();
+    if a.len() == n && b.len() == n {
+        let q = AddQuant {
+            a: (zp1, m1, s1),
+            b: (zp2, m2, s2),
+            out: (zpo, mo, so),
+            act_min,
+            act_max,
+        };
+        return Ok(add_s8(&q, a, b, out, scratch)?);
+    }
     for (i, o) in out.iter_mut().enumerate() {
         let (Some(ia), Some(ib)) = (
             channel_or_same(a.len(), n, channels, i),

@@ -1,0 +1,161 @@
+//! `arm_elementwise_add_s8` (`cortex_m::quantized_add`) for operands of the
+//! output's size: each input `((x − zp) << 20)` requantized by its own
+//! multiplier and shift, the two summed (wrapping), requantized by the
+//! output's, `+ zp`, clamped.
+//!
+//! An input's requantized value depends on its int8 value alone, so each
+//! input's 256 possible values are requantized once per call into a table
+//! in the kernel scratch ([`ADD_SCRATCH_BYTES`]); per element there is then
+//! one lookup per input and one requantization.
+
+use super::requant::Requant;
+use super::BAD;
+use crate::error::KernelResult;
+use crate::ops::arith::requantize;
+
+/// One add's quantization: per input (zero point, multiplier, shift), the
+/// output's, and the activation range.
+#[derive(Clone, Copy, Debug)]
+pub struct AddQuant {
+    pub a: (i32, i32, i32),
+    pub b: (i32, i32, i32),
+    pub out: (i32, i32, i32),
+    pub act_min: i32,
+    pub act_max: i32,
+}
+
+impl AddQuant {
+    /// One input value requantized (`arm_elementwise_add_s8`'s per-input step).
+    #[inline(always)]
+    fn input(v: i8, (zp, m, s): (i32, i32, i32)) -> i32 {
+        requantize((v as i32).wrapping_sub(zp).wrapping_shl(20), m, s)
+    }
+
+    /// One output from the two inputs' requantized values.
+    #[inline(always)]
+    fn output(&self, x: i32, y: i32, r: &Requant) -> i8 {
+        let v = r.apply(x.wrapping_add(y)).wrapping_add(self.out.0);
+        v.max(self.act_min).min(self.act_max) as i8
+    }
+}
+
+/// Scratch bytes [`add_s8`] uses for its tables (two of 256 `i32`).
+pub const ADD_SCRATCH_BYTES: u32 = 2 * 256 * 4;
+
+/// `out[i] = add(a[i], b[i])` for operands of the output's length; with
+/// less than [`ADD_SCRATCH_BYTES`] of scratch each element is computed
+/// directly (same integers).
+pub fn add_s8(
+    q: &AddQuant,
+    a: &[i8],
+    b: &[i8],
+    out: &mut [i8],
+    scratch: &mut [u64],
+) -> KernelResult {
+    if a.len() != out.len() || b.len() != out.len() {
+        return Err(BAD);
+    }
+    let r = Requant::new(q.out.1, q.out.2);
+    let words = scratch.get_mut(..ADD_SCRATCH_BYTES as usize / 8);
+    let Some(tables) = words.and_then(|w| bytemuck::try_cast_slice_mut::<u64, [i32; 256]>(w).ok())
+    else {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = q.output(AddQuant::input(x, q.a), AddQuant::input(y, q.b), &r);
+        }
+        return Ok(());
+    };
+    let [ta, tb] = tables else {
+        return Err(BAD);
+    };
+    for v in i8::MIN..=i8::MAX {
+        ta[v as u8 as usize] = AddQuant::input(v, q.a);
+        tb[v as u8 as usize] = AddQuant::input(v, q.b);
+    }
+    let (ta, tb) = (&*ta, &*tb);
+    if r.is_fast() {
+        // The usual case, without the reference path's branch per element.
+        let (zo, lo, hi) = (q.out.0, q.act_min, q.act_max);
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            let s = ta[x as u8 as usize].wrapping_add(tb[y as u8 as usize]);
+            *o = r.apply_fast(s).wrapping_add(zo).max(lo).min(hi) as i8;
+        }
+        return Ok(());
+    }
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = q.output(ta[x as u8 as usize], tb[y as u8 as usize], &r);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::testutil::{clamp8, ref_requantize, Rng};
+    use super::*;
+    use std::{vec, vec::Vec};
+
+    /// Against CMSIS-NN's per-element arithmetic in i64, with and without
+    /// the tables, with multipliers and shifts (left shifts included) over
+    /// their range.
+    #[test]
+    fn add_matches_reference() {
+        let mut r = Rng(0xadd);
+        for round in 0..200 {
+            let n = r.range(0, 300) as usize;
+            let (a, b) = (r.i8s(n), r.i8s(n));
+            let mut p = || {
+                (
+                    r.range(-128, 127) as i32,
+                    r.range(1 << 29, i32::MAX as i64) as i32,
+                    r.range(-31, 2) as i32,
+                )
+            };
+            let (pa, pb, po) = (p(), p(), p());
+            let q = AddQuant {
+                a: pa,
+                b: pb,
+                out: po,
+                act_min: [-128, -3][round % 2],
+                act_max: [127, 90][round % 3 / 2],
+            };
+            let want: Vec<i8> = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| {
+                    let f = |v: i8, (zp, m, s): (i32, i32, i32)| {
+                        ref_requantize((v as i32 - zp).wrapping_shl(20), m, s) as i32
+                    };
+                    let s = f(x, pa).wrapping_add(f(y, pb));
+                    clamp8(
+                        ref_requantize(s, po.1, po.2) + po.0 as i64,
+                        q.act_min,
+                        q.act_max,
+                    )
+                })
+                .collect();
+            for words in [ADD_SCRATCH_BYTES as usize / 8, 3] {
+                let mut scratch = vec![0xa5a5_a5a5_a5a5_a5a5u64; words];
+                let mut got = vec![0i8; n];
+                add_s8(&q, &a, &b, &mut got, &mut scratch).unwrap();
+                assert_eq!(got, want, "round {round}, {words} scratch words");
+            }
+        }
+        let mut s = vec![0u64; 256];
+        assert_eq!(
+            add_s8(
+                &AddQuant {
+                    a: (0, 1, 0),
+                    b: (0, 1, 0),
+                    out: (0, 1, 0),
+                    act_min: -128,
+                    act_max: 127
+                },
+                &[1],
+                &[],
+                &mut [0],
+                &mut s
+            ),
+            Err(BAD)
+        );
+    }
+}
