@@ -83,7 +83,9 @@ impl Pixel {
 
 /// Output pixel `px`'s window into `dst` (`K` values, taps in the padding
 /// as `zp`).
-#[inline(never)] // one copy for every caller (flash)
+// Inlined into Helium's one caller; one copy for the generic path's two.
+#[cfg_attr(feature = "mve", inline(always))]
+#[cfg_attr(not(feature = "mve"), inline(never))]
 pub(crate) fn gather(ops: &ConvOperands<'_>, px: Pixel, zp: i8, dst: &mut [i8]) -> KernelResult {
     let g = &ops.g;
     let (i, (kh, kw)) = (g.input, g.kernel);

@@ -63,6 +63,47 @@ pub(crate) fn conv_layer(
     })())
 }
 
+/// A pointwise (1×1, stride 1, unpadded) layer that the packed-weight
+/// path (`super::mve`'s `pointwise`: `cin` a multiple of 16 up to
+/// `PACK_IC`) does not take: every pixel row is its own window, so per
+/// four output channels one [`rows_x4`] pass per pixel (any `cin`), the
+/// group's constants on the stack. `None` unless `cout` is a multiple of 4
+/// and every channel's requantization is admitted.
+#[inline(never)] // its own frame: not merged into the packed path's
+pub(crate) fn pointwise_rows(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+    let (g, q) = (&ops.g, &ops.q);
+    let (cin, cout) = (g.input.c, g.output.c);
+    let pixels = g.output.n * g.output.h * g.output.w;
+    if cin == 0 || cout == 0 || !cout.is_multiple_of(4) || pixels == 0 {
+        return None;
+    }
+    for oc in 0..cout {
+        GroupConsts::neg_right(*ops.mult.get(oc)?, *ops.shift.get(oc)?)?;
+    }
+    Some((|| {
+        let mut c = [0i32; GROUP_WORDS];
+        for oc in (0..cout).step_by(4) {
+            kernel_sums_at(ops, cin, oc, &mut c)?;
+            for l in 0..4 {
+                c[4 + l] = *ops.mult.get(oc + l).ok_or(BAD)?;
+                c[8 + l] = *ops.shift.get(oc + l).ok_or(BAD)?;
+                c[12 + l] = q.output_offset;
+                c[16 + l] = q.act_min;
+                c[20 + l] = q.act_max;
+            }
+            let w = row(ops.filter, oc * cin, 4 * cin)?;
+            for p in 0..pixels {
+                let x = row(ops.input, p * cin, cin)?;
+                let o = output
+                    .get_mut(p * cout + oc..p * cout + oc + 4)
+                    .ok_or(BAD)?;
+                rows_x4(x, w, &c, o)?;
+            }
+        }
+        Ok(())
+    })())
+}
+
 /// `arm_fully_connected_s8` on Helium for the kernel-sum encoding (what
 /// cpu-M55 programs carry): per batch row and four output rows one
 /// [`row_x4`] pass (the four weight rows are contiguous), the kernel sums

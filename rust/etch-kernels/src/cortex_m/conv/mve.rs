@@ -15,7 +15,7 @@ impl ConvMac for Mve {
 
     #[inline(always)]
     fn pointwise_layer(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
-        pointwise(ops, output)
+        pointwise(ops, output).or_else(|| super::im2col_mve::pointwise_rows(ops, output))
     }
 
     #[inline(always)]

@@ -433,7 +433,8 @@ type ConvFn = fn(
 ) -> KernelResult;
 
 /// The general convolution at ResNet-8's shapes (3×3 and strided 1×1, 3 to 64
-/// input channels, 4 to 64 output channels, pad 1, stride 1 and 2): every
+/// input channels, and MobileNet's pointwise layers Helium's packed path refuses;
+/// 4 to 64 output channels, pad 1, stride 1 and 2): every
 /// implementation (Helium's gathered-window passes, the 2×2 blocks of the
 /// others) against [`ref_conv`], with requantizations inside and outside
 /// what the vector loop admits, and scratch as an earlier call left it.
@@ -449,6 +450,11 @@ fn general_conv_matches_reference_at_resnet_shapes() {
         (64, 64, 3, 1, 3),
         (5, 4, 3, 2, 5),
         (7, 6, 2, 1, 4),
+        // Pointwise layers Helium's packed path refuses (cin not a multiple
+        // of 16, or over 128): the per-pixel row passes.
+        (8, 16, 1, 1, 5),
+        (24, 8, 1, 1, 4),
+        (256, 8, 1, 1, 2),
     ] {
         for round in 0..4 {
             let p = if k == 3 { 1 } else { 0 };
