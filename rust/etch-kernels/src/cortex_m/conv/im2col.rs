@@ -57,6 +57,18 @@ pub(crate) struct Pixel {
 impl Pixel {
     pub(crate) const FIRST: Pixel = Pixel { b: 0, y: 0, x: 0 };
 
+    /// Pixel `p` (NHW order) of an output `h × w`.
+    #[cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
+    #[inline(never)]
+    pub(crate) fn of(p: usize, h: usize, w: usize) -> Option<Pixel> {
+        let (rest, x) = (p.checked_div(w)?, p.checked_rem(w)?);
+        Some(Pixel {
+            b: rest.checked_div(h)?,
+            y: rest.checked_rem(h)?,
+            x,
+        })
+    }
+
     /// The next pixel of an output `h × w` (past the last: batch `n`).
     #[inline(always)]
     pub(crate) fn next(self, h: usize, w: usize) -> Pixel {

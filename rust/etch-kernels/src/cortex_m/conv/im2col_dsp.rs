@@ -12,13 +12,14 @@ use super::super::common::{row, ConvOperands};
 use super::super::dsp::{pack16, sxtb16, sxtb16_ror8, word};
 use super::super::requant::Requant;
 use super::super::BAD;
-use super::im2col::{kernel_sums, Pixel};
+use super::im2col::{gather, kernel_sums, Pixel};
 use crate::error::KernelResult;
 
-/// Any convolution whose input channels are a multiple of 4 (so a group of
-/// four taps never straddles two pixels of the window), with the input zero
-/// point an int8 value and the kernel sums and one pair of packed windows
-/// (`4K` bytes) in `scratch`; `None` otherwise (the caller's loops run).
+/// Any convolution with at least two output pixels, the input zero point
+/// an int8 value and the kernel sums and one pair of packed windows (`4K`
+/// bytes; `2K` more when the input channels are not a multiple of 4, so a
+/// group of four taps may straddle two pixels of the window) in `scratch`;
+/// `None` otherwise (the caller's loops run).
 pub(crate) fn conv_layer(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
@@ -28,22 +29,48 @@ pub(crate) fn conv_layer(
     let cin = g.input.c;
     let cout = g.output.c;
     let k = g.kernel.0.checked_mul(g.kernel.1)?.checked_mul(cin)?;
-    if cin == 0 || !cin.is_multiple_of(4) || cout == 0 || !(-127..=128).contains(&q.input_offset) {
+    let pixels = g
+        .output
+        .n
+        .checked_mul(g.output.h)?
+        .checked_mul(g.output.w)?;
+    if cin == 0 || cout == 0 || pixels < 2 || !(-127..=128).contains(&q.input_offset) {
         return None;
     }
+    // Input channels not a multiple of 4: both windows gathered as int8
+    // rows first (2K bytes) and packed from there, the K % 4 tail per channel.
+    let direct = cin.is_multiple_of(4);
     let ks_words = cout.div_ceil(2);
-    let packed_words = k.checked_mul(4)?.div_ceil(8);
-    if ks_words.checked_add(packed_words)? > scratch.len() {
+    let packed_words = (k / 4).checked_mul(16)?.div_ceil(8);
+    let rows_words = if direct {
+        0
+    } else {
+        k.checked_mul(2)?.div_ceil(8)
+    };
+    if ks_words
+        .checked_add(packed_words)?
+        .checked_add(rows_words)?
+        > scratch.len()
+    {
         return None;
     }
     let (ks, rest) = scratch.split_at_mut_checked(ks_words)?;
+    let (packed, rest) = rest.split_at_mut_checked(packed_words)?;
     let ks: &mut [i32] = bytemuck::cast_slice_mut(ks);
-    let packed: &mut [u32] = bytemuck::cast_slice_mut(rest.get_mut(..packed_words)?);
+    let packed: &mut [u32] = bytemuck::cast_slice_mut(packed);
+    let rows: &mut [i8] = bytemuck::cast_slice_mut(rest.get_mut(..rows_words)?);
+    let rows = if direct {
+        None
+    } else {
+        Some(rows.get_mut(..2 * k)?)
+    };
     Some(pairs(
         ops,
         output,
         ks.get_mut(..cout)?,
-        packed.get_mut(..k)?,
+        packed.get_mut(..4 * (k / 4))?,
+        rows,
+        k,
     ))
 }
 
@@ -52,30 +79,72 @@ fn pairs(
     output: &mut [i8],
     ks: &mut [i32],
     packed: &mut [u32],
+    mut rows: Option<&mut [i8]>,
+    k: usize,
 ) -> KernelResult {
     let (g, q) = (&ops.g, &ops.q);
-    let k = packed.len();
+    let body = packed.len();
     let cout = g.output.c;
     let (oh, ow) = (g.output.h, g.output.w);
     let pixels = g.output.n * oh * ow;
     let zp = q.input_offset.wrapping_neg();
     let zw = pack16(zp, zp);
+    if k == 0 || ks.len() != ops.mult.len() || ks.len() != ops.shift.len() || pixels < 2 {
+        return Err(BAD);
+    }
     kernel_sums(ops, k, ks, 1)?;
+    let weights = ops.filter.get(..cout * k).ok_or(BAD)?;
     let mut px = Pixel::FIRST;
     let mut p = 0;
     while p < pixels {
-        let two = p + 1 < pixels;
-        let px1 = px.next(oh, ow);
-        gather_packed(ops, px, zw, packed, 0)?;
-        gather_packed(ops, if two { px1 } else { px }, zw, packed, 2)?;
-        px = px1.next(oh, ow);
-        let (out0, out1) = (p * cout, (p + 1) * cout);
-        if ks.len() != ops.mult.len() || ks.len() != ops.shift.len() {
-            return Err(BAD);
+        // An odd last pixel is paired with the one before it (computed
+        // again, to the same values): every pass writes two distinct rows.
+        if p + 1 == pixels {
+            p -= 1;
+            px = Pixel::of(p, oh, ow).ok_or(BAD)?;
         }
-        for (oc, ((&kso, &m), &sh)) in ks.iter().zip(ops.mult).zip(ops.shift).enumerate() {
-            let w = row(ops.filter, oc * k, k)?;
-            let [a, c] = dot_2x1(packed, w);
+        let px1 = px.next(oh, ow);
+        match rows.as_deref_mut() {
+            None => {
+                gather_packed(ops, px, zw, packed, 0)?;
+                gather_packed(ops, px1, zw, packed, 2)?;
+            }
+            Some(rows) => {
+                let (r0, r1) = rows.split_at_mut_checked(k).ok_or(BAD)?;
+                gather(ops, px, zp as i8, r0)?;
+                gather(ops, px1, zp as i8, r1)?;
+                let (c0, c1) = (r0.as_chunks::<4>().0, r1.as_chunks::<4>().0);
+                for ((d, a), b) in packed.as_chunks_mut::<4>().0.iter_mut().zip(c0).zip(c1) {
+                    let (a, b) = (word(a), word(b));
+                    *d = [sxtb16(a), sxtb16_ror8(a), sxtb16(b), sxtb16_ror8(b)];
+                }
+            }
+        }
+        px = px1.next(oh, ow);
+        let (lo, hi) = output.split_at_mut_checked((p + 1) * cout).ok_or(BAD)?;
+        let o0 = lo.get_mut(p * cout..).ok_or(BAD)?;
+        let o1 = hi.get_mut(..cout).ok_or(BAD)?;
+        let rq = ops.mult.iter().zip(ops.shift);
+        for ((((w, &kso), (&m, &sh)), d0), d1) in weights
+            .chunks_exact(k)
+            .zip(ks.iter())
+            .zip(rq)
+            .zip(o0)
+            .zip(o1)
+        {
+            let [mut a, mut c] = dot_2x1(packed, w);
+            if let Some(rows) = rows.as_deref() {
+                // The K % 4 tail.
+                for j in body..k {
+                    let (Some(&x0), Some(&x1), Some(&wv)) =
+                        (rows.get(j), rows.get(k + j), w.get(j))
+                    else {
+                        return Err(BAD);
+                    };
+                    a = a.wrapping_add(x0 as i32 * wv as i32);
+                    c = c.wrapping_add(x1 as i32 * wv as i32);
+                }
+            }
             let r = OneStep::new(m, sh);
             let finish = |acc: i32| {
                 let v = r
@@ -83,10 +152,8 @@ fn pairs(
                     .wrapping_add(q.output_offset);
                 v.max(q.act_min).min(q.act_max) as i8
             };
-            *output.get_mut(out0 + oc).ok_or(BAD)? = finish(a);
-            if two {
-                *output.get_mut(out1 + oc).ok_or(BAD)? = finish(c);
-            }
+            *d0 = finish(a);
+            *d1 = finish(c);
         }
         p += 2;
     }
