@@ -205,7 +205,11 @@ LIMITS = {
         # which check-embedded's probe_core (issue 12's core) does not link.
         ("flash_core_bytes", 14_291, None,
          "core flash, bench firmware with verification and the kernel-call path (14,220 at 29c3c55 + 0.5 %)"),
-        ("flash_kernels_bytes", 16_060, 16_384, "DS-CNN kernels flash with dsp (15,980 + 0.5 %)"),
+        # 15,980 -> 16,300 B with the kernels reorganisation: LTO no longer
+        # inlines copy::strided::strided_copy (320 B) into the op! closure
+        # of _clone_dim_order, and closures are counted as "other", not as
+        # etch_kernels symbols; the whole image grew 10 B (94,969 -> 94,979).
+        ("flash_kernels_bytes", 16_382, 16_384, "DS-CNN kernels flash with dsp (16,300 + 0.5 %)"),
         ("inference_stack_bytes", 1_672, 2_048, "stack of one inference (1,664 measured + 0.5 %)"),
     ],
     "cortex-m55": [
@@ -269,7 +273,7 @@ def host_section(build, root):
         "|---|---:|---:|",
         f"| x86-64 ({facts['cpu']}) | {n:,} | ≤ 4,000,000 |", "",
         f"Command: `{facts['command']}` (a step of `bench/run.sh`).", "",
-        "The cortex_m kernels run SSE2 layer kernels there (`cortex_m/x86.rs`, `conv/x86.rs`,",
+        "The cortex_m kernels run SSE2 layer kernels there (`cortex_m/isa/x86.rs`, `conv/x86.rs`,",
         "`depthwise/x86.rs`: `PMADDWD` products, vector requantization; SSE2 is baseline x86-64,",
         "so no runtime detection), bit-exact with the scalar code they replace.", "",
     ]

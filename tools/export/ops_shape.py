@@ -1,6 +1,6 @@
 """Single-operator cases for the shape / data-movement / indexing / resampling
-family (rust/etch-kernels/src/ops/shape.rs, index.rs, convert.rs,
-upsample.rs). Driven by ops.py; see its docstring.
+family (rust/etch-kernels/src/ops/shape/, index/, fill/, upsample/ and
+dtype/convert.rs). Driven by ops.py; see its docstring.
 
 Copies are exact by construction. Some operators never survive `to_edge` as
 themselves (torch.stack -> cat + view_copy, transpose/t -> permute_copy,

@@ -20,7 +20,8 @@ const PORTABLE_OPS: &str = include_str!("../../../tools/export/portable_ops.txt"
 /// Directories of fixture programs, with how the table names them.
 const FIXTURE_DIRS: [&str; 4] = ["tests/fixtures", "tests/ops", "tests/zoo", "tests/custom"];
 
-/// `op-*` feature → family line (`portable-conv-ops`, `cortex-m-ops`, ...).
+/// `op-*` feature → family line (`conv-ops`, `cortex-m-ops`, ...: one per
+/// folder of etch-kernels' src/ops).
 pub fn families() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for line in KERNELS_TOML.lines() {
@@ -28,18 +29,19 @@ pub fn families() -> BTreeMap<String, String> {
             continue;
         };
         let family = family.trim();
-        let is_family = family == "cortex-m-ops"
-            || (family.starts_with("portable-")
-                && family.ends_with("-ops")
-                && family != "portable-ops");
-        if !is_family {
+        let members: Vec<&str> = list
+            .trim_end_matches(']')
+            .split(',')
+            .map(|f| f.trim().trim_matches('"'))
+            .filter(|f| !f.is_empty())
+            .collect();
+        // A family (`<folder>-ops`) lists operator features only; the groups
+        // over families (`portable-ops`, `all-ops`) list families.
+        if !family.ends_with("-ops") || members.iter().any(|f| !f.starts_with("op-")) {
             continue;
         }
-        for f in list.trim_end_matches(']').split(',') {
-            let f = f.trim().trim_matches('"');
-            if !f.is_empty() {
-                out.insert(f.to_string(), family.to_string());
-            }
+        for f in members {
+            out.insert(f.to_string(), family.to_string());
         }
     }
     out
@@ -259,8 +261,9 @@ mod tests {
 
     /// `etch select` and selective builds stay exact: every kernel has its
     /// `op-*` feature in exactly one family line (cortex_m kernels in
-    /// `cortex-m-ops`, the others in a `portable-*-ops` family), every
-    /// portable family is in `portable-ops`, and both are in `all-ops`.
+    /// `cortex-m-ops`, the others in a portable family), every family is
+    /// named after its folder of etch-kernels' src/ops, every portable
+    /// family is in `portable-ops`, and both are in `all-ops`.
     #[test]
     fn every_kernel_is_in_its_family() {
         let fams = families();
@@ -272,8 +275,14 @@ mod tests {
             if k.name.starts_with("cortex_m::") {
                 assert_eq!(fam, "cortex-m-ops", "{f}");
             } else {
-                assert!(fam.starts_with("portable-"), "{f} in {fam}");
+                assert_ne!(fam, "cortex-m-ops", "{f}");
             }
+            let folder = fam.trim_end_matches("-ops").replace('-', "_");
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../etch-kernels/src/ops/");
+            assert!(
+                std::path::Path::new(dir).join(&folder).is_dir(),
+                "{fam}: no folder src/ops/{folder}"
+            );
             let lines = KERNELS_TOML
                 .lines()
                 .filter(|l| l.contains(&format!("\"{f}\"")))

@@ -355,9 +355,9 @@ fn dot_1x2_offset_groups(x: &[i8], w0: &[i8], w1: &[i8], offs: u32, groups: usiz
 mod tests {
     extern crate std;
     #[cfg(not(feature = "dsp"))]
-    use super::super::mac::Dsp;
+    use super::super::isa::Dsp;
     #[cfg(feature = "dsp")]
-    use super::super::mac::Scalar;
+    use super::super::isa::Scalar;
     use super::super::testutil::*;
     use super::*;
     use crate::error::KernelError;

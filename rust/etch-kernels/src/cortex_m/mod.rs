@@ -2,28 +2,31 @@
 //! `cortex_m::*` adapters in `ops::cortex_m` call, and what the tests below
 //! check against plain i64 reference loops.
 //!
+//! One module per operator ([`conv`](conv_s8), [`depthwise`](depthwise_conv_s8),
+//! fully connected, pooling), each holding its ISA variants side by side:
+//! `scalar.rs` (plain Rust, Thumb-2 and Armv6-M `asm!`), `dsp.rs`
+//! (`SXTB16`/`SMLAD`), `mve.rs` (Helium) and `x86.rs` (SSE2 on x86-64
+//! hosts); [`isa`] holds what the variants share per instruction set, and
+//! [`arith`](self) CMSIS-NN's scalar requantization.
+//!
 //! Every function validates its slice lengths against the geometry first and
 //! returns `KernelError::InvalidArgument` on mismatch; inner loops use checked
 //! slicing, so nothing can panic.
 
 use crate::error::KernelError;
-use crate::ops::arith::requantize;
+use arith::requantize;
 
-pub mod dsp;
-
+pub(crate) mod arith;
 pub(crate) mod common;
 mod conv;
 mod depthwise;
 mod elementwise;
 mod fully_connected;
-mod mac;
-mod mve;
+pub mod isa;
 mod pool;
 mod requant;
 #[cfg(test)]
 mod testutil;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-mod x86;
 
 pub use conv::{conv_s8, conv_s8_in, CONV_SCRATCH_BYTES};
 pub use depthwise::{depthwise_conv_s8, depthwise_conv_s8_in, DEPTHWISE_SCRATCH_BYTES};
@@ -39,16 +42,16 @@ pub use pool::{avg_pool_s8, max_pool_s8};
 /// `x86_64-unknown-none`, has no SSE (soft float), and SSE2 intrinsics there
 /// abort LLVM ("Do not know how to split the result of this operator!").
 #[cfg(feature = "mve")]
-type Active = mac::Mve;
+type Active = isa::Mve;
 #[cfg(all(feature = "dsp", not(feature = "mve")))]
-type Active = mac::Dsp;
+type Active = isa::Dsp;
 #[cfg(all(not(feature = "dsp"), target_arch = "x86_64", target_feature = "sse2"))]
-type Active = mac::X86;
+type Active = isa::X86;
 #[cfg(all(
     not(feature = "dsp"),
     not(all(target_arch = "x86_64", target_feature = "sse2"))
 ))]
-type Active = mac::Scalar;
+type Active = isa::Scalar;
 
 /// NHWC sizes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -170,7 +170,7 @@ pub(crate) fn window_sum8(
     c: usize,
 ) -> Result<[i32; 8], crate::error::KernelError> {
     use super::common::at4;
-    use super::dsp::{sxtab16, sxtab16_ror8, word};
+    use super::isa::dsp::{sxtab16, sxtab16_ror8, word};
     let (mut a0, mut b0, mut a1, mut b1) = (0u32, 0u32, 0u32, 0u32);
     if cols > 0 && c >= 8 {
         let len = (cols - 1) * c + 8;
@@ -233,7 +233,7 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                 #[cfg(feature = "mve")]
                 while c - j >= 16 {
                     let start = ((b * i.h + y0) * i.w + x0) * c + j;
-                    let sums = super::mve::window_sum16(input, start, rows, cols, i.w * c, c)?;
+                    let sums = super::isa::mve::window_sum16(input, start, rows, cols, i.w * c, c)?;
                     put_means(output, out_base + j, &sums, count, act)?;
                     j += 16;
                 }

@@ -3,7 +3,7 @@
 //! that turn rows of accumulators into int8 outputs.
 
 use super::ConvQuant;
-use crate::ops::arith::requantize;
+use crate::cortex_m::arith::requantize;
 
 /// `arm_nn_requantize` for one channel with the shift decoded once:
 /// `x = acc << left; h = (x·mult + 2^30) >> 31`, then a rounding shift
@@ -265,7 +265,7 @@ mod tests {
                 let bound = (i32::MAX >> shift.max(0)) as i64;
                 let val = r.range(-bound, bound) as i32;
                 assert_eq!(
-                    crate::ops::arith::requantize(val, mult, shift) as i64,
+                    crate::cortex_m::arith::requantize(val, mult, shift) as i64,
                     ref_requantize(val, mult, shift),
                     "val {val} mult {mult} shift {shift}"
                 );
@@ -306,7 +306,7 @@ mod tests {
                     }
                 }
                 for &acc in &accs {
-                    let want = crate::ops::arith::requantize(acc, m, shift);
+                    let want = crate::cortex_m::arith::requantize(acc, m, shift);
                     assert_eq!(q.apply(acc), want, "acc {acc} mult {m} shift {shift}");
                     for off in [-128, -5, 0, 1, 127] {
                         let w = q.to_words(off);

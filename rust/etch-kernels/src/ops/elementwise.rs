@@ -3,15 +3,13 @@
 //! own strides (stride 0 along broadcast dimensions). [`map`] is the
 //! dtype-dispatching engine every element-wise kernel runs on.
 
-use etch_runtime::{Error, ErrorCode, Result, Shape, TensorView, TensorViewMut};
+use etch_runtime::{Result, Shape, TensorView, TensorViewMut};
 
 use super::dtype::{Dst, Elem, Src};
 
 const MAX_RANK: usize = 16;
 
-fn bad(what: &'static str) -> Error {
-    Error::new(ErrorCode::InvalidArgument, what, 0)
-}
+use crate::ops::bad;
 
 /// Strides of `operand` seen from an output of shape `out`, or an error if
 /// it does not broadcast to it (sizes aligned at the trailing dimension).

@@ -1,8 +1,8 @@
 //! [`ConvMac`] with `SXTB16`/`SMLAD` (emulated off-target, see
 //! [`crate::cortex_m::dsp`]).
 
-use super::super::dsp::{smlad, sxtb16, sxtb16_ror8, word};
-use super::super::mac::{prefix, Dsp, Scalar};
+use super::super::isa::dsp::{smlad, sxtb16, sxtb16_ror8, word};
+use super::super::isa::{prefix, Dsp, Scalar};
 use super::ConvMac;
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
 use super::{super::requant::Rq, super::BAD, PB};

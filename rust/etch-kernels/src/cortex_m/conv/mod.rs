@@ -1,7 +1,8 @@
 //! `arm_convolve_s8` (`cortex_m::quantized_conv2d`): the operator's loop
-//! structures, generic over the building blocks of [`ConvMac`], whose
-//! implementations live beside them: `scalar.rs` (`Scalar`) and `dsp.rs`
-//! (`Dsp`); `tests.rs` checks every path against one reference.
+//! structures, generic over the building blocks of [`ConvMac`], whose four
+//! implementations live beside them: `scalar.rs` (`Scalar`), `dsp.rs`
+//! (`Dsp`), `mve.rs` (`Mve`) and `x86.rs` (`X86`); `tests.rs` checks every
+//! path against one reference.
 //!
 //! Arithmetic: CMSIS-NN sums `(x + input_offset)·w` over in-bounds taps in
 //! wrapping 32-bit integers. Modulo 2^32 that equals
@@ -11,10 +12,61 @@
 //! some taps fall into the padding, sum only their in-bounds weights).
 
 use super::common::{init, put, row, take, taps, wsum, ConvOperands};
-use super::dsp::{sxtb16, sxtb16_ror8, word};
+use super::isa::dsp::{sxtb16, sxtb16_ror8, word};
 use super::requant::{fast_words, finish_acc, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
 use crate::error::KernelResult;
+
+/// `ConvMac` building blocks taken from another implementation: the ISA
+/// variants that add layer kernels of their own (`Mve`, `X86`) forward the
+/// rest, one name each: `conv_blocks_from!(Dsp: dot_1x2, dot_2x2)`.
+macro_rules! conv_blocks_from {
+    ($base:ty: $($block:ident),* $(,)?) => {
+        $(conv_blocks_from!(@ $base, $block);)*
+    };
+    (@ $b:ty, dot_1x2) => {
+        #[inline(always)]
+        fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
+            <$b>::dot_1x2(x, w0, w1)
+        }
+    };
+    (@ $b:ty, dot_2x2) => {
+        #[inline(always)]
+        fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4] {
+            <$b>::dot_2x2(x0, x1, w0, w1)
+        }
+    };
+    (@ $b:ty, pack4) => {
+        #[inline(always)]
+        fn pack4(w: [&[i8]; 4], out: &mut [u32]) {
+            <$b>::pack4(w, out)
+        }
+    };
+    (@ $b:ty, dot_1x4) => {
+        #[inline(always)]
+        fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
+            <$b>::dot_1x4(x, packed, init)
+        }
+    };
+    (@ $b:ty, dot_1x4_rows) => {
+        #[inline(always)]
+        fn dot_1x4_rows(
+            xs: &[i8],
+            n: usize,
+            packed: &[u32],
+            init: [i32; 4],
+            accs: &mut [[i32; 4]],
+        ) {
+            <$b>::dot_1x4_rows(xs, n, packed, init, accs)
+        }
+    };
+    (@ $b:ty, dot_2x2_rows) => {
+        #[inline(always)]
+        fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
+            <$b>::dot_2x2_rows(xs, ws, n)
+        }
+    };
+}
 
 mod dsp;
 mod im2col;

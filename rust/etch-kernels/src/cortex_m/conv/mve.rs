@@ -4,8 +4,8 @@
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
 use super::super::common::{row, wsum, ConvOperands};
-use super::super::mac::{Dsp, Mve};
-use super::super::mve::{gemm_x4, sum_s8, GroupConsts};
+use super::super::isa::mve::{gemm_x4, sum_s8, GroupConsts};
+use super::super::isa::{Dsp, Mve};
 use super::super::BAD;
 use super::{ConvMac, PACK_IC};
 use crate::error::KernelResult;
@@ -66,20 +66,7 @@ impl ConvMac for Mve {
             .or_else(|| super::im2col_dsp::conv_layer(ops, output, scratch))
     }
 
-    #[inline(always)]
-    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
-        Dsp::dot_1x2(x, w0, w1)
-    }
-
-    #[inline(always)]
-    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4] {
-        Dsp::dot_2x2(x0, x1, w0, w1)
-    }
-
-    #[inline(always)]
-    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
-        Dsp::dot_1x4(x, packed, init)
-    }
+    conv_blocks_from!(Dsp: dot_1x2, dot_2x2, dot_1x4);
 }
 
 /// The per-group constants of output channels `oc..oc + 4` (weight rows

@@ -2,7 +2,7 @@
 //! Mainline (`etch_thumb2`): [`ConvMac::dot_2x2_rows`], and the packed
 //! pointwise path on weight pairs ([`pack4_pairs`], [`dot_1x4_pairs`]).
 
-use super::super::mac::{mac, Scalar};
+use super::super::isa::{mac, Scalar};
 use super::ConvMac;
 
 impl ConvMac for Scalar {
@@ -328,6 +328,43 @@ pub(crate) fn dot_1x4_words(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4
     acc
 }
 
+/// The Armv6-M inner loop of [`words_run`] and [`words_rows`]: two inputs
+/// per pass, each one `ldrsb r3, [r0, r1]` (r0 one past the row, r1 counting
+/// up from −len to 0), one `ldm r2!` of its four weights and four
+/// `MULS` + `ADD` into the accumulators r8–r11; r4–r7 are scratch, flags
+/// clobbered.
+#[cfg(etch_v6m)]
+macro_rules! words_loop {
+    () => {
+        concat!(
+            "2:\n",
+            "ldrsb r3, [r0, r1]\n",
+            "ldm r2!, {{r4, r5, r6, r7}}\n",
+            "muls r4, r3, r4\n",
+            "add r8, r4\n",
+            "muls r5, r3, r5\n",
+            "add r9, r5\n",
+            "muls r6, r3, r6\n",
+            "add r10, r6\n",
+            "muls r7, r3, r7\n",
+            "add r11, r7\n",
+            "adds r1, #1\n",
+            "ldrsb r3, [r0, r1]\n",
+            "ldm r2!, {{r4, r5, r6, r7}}\n",
+            "muls r4, r3, r4\n",
+            "add r8, r4\n",
+            "muls r5, r3, r5\n",
+            "add r9, r5\n",
+            "muls r6, r3, r6\n",
+            "add r10, r6\n",
+            "muls r7, r3, r7\n",
+            "add r11, r7\n",
+            "adds r1, #1\n",
+            "bne 2b",
+        )
+    };
+}
+
 /// `acc[l] += Σ_k x[k]·w[4k + l]` over `x.len()` inputs (a positive
 /// multiple of four; `w` holds `4·x.len()` words, as [`dot_1x4_words`]
 /// guarantees).
@@ -358,30 +395,7 @@ fn words_run(x: &[i8], w: &[u32], acc: &mut [i32; 4]) {
             "mov r9, r5",
             "mov r10, r6",
             "mov r11, r7",
-            "2:",
-            "ldrsb r3, [r0, r1]",
-            "ldm r2!, {{r4, r5, r6, r7}}",
-            "muls r4, r3, r4",
-            "add r8, r4",
-            "muls r5, r3, r5",
-            "add r9, r5",
-            "muls r6, r3, r6",
-            "add r10, r6",
-            "muls r7, r3, r7",
-            "add r11, r7",
-            "adds r1, #1",
-            "ldrsb r3, [r0, r1]",
-            "ldm r2!, {{r4, r5, r6, r7}}",
-            "muls r4, r3, r4",
-            "add r8, r4",
-            "muls r5, r3, r5",
-            "add r9, r5",
-            "muls r6, r3, r6",
-            "add r10, r6",
-            "muls r7, r3, r7",
-            "add r11, r7",
-            "adds r1, #1",
-            "bne 2b",
+            words_loop!(),
             "pop {{r3}}",
             "mov r4, r8",
             "mov r5, r9",
@@ -653,30 +667,7 @@ fn words_rows(
             "mov r11, r7",
             "ldr r2, [r3, #0]",
             "ldr r1, [r3, #4]",
-            "2:",
-            "ldrsb r3, [r0, r1]",
-            "ldm r2!, {{r4, r5, r6, r7}}",
-            "muls r4, r3, r4",
-            "add r8, r4",
-            "muls r5, r3, r5",
-            "add r9, r5",
-            "muls r6, r3, r6",
-            "add r10, r6",
-            "muls r7, r3, r7",
-            "add r11, r7",
-            "adds r1, #1",
-            "ldrsb r3, [r0, r1]",
-            "ldm r2!, {{r4, r5, r6, r7}}",
-            "muls r4, r3, r4",
-            "add r8, r4",
-            "muls r5, r3, r5",
-            "add r9, r5",
-            "muls r6, r3, r6",
-            "add r10, r6",
-            "muls r7, r3, r7",
-            "add r11, r7",
-            "adds r1, #1",
-            "bne 2b",
+            words_loop!(),
             // Store the row's sums; next row.
             "mov r3, r12",
             "ldr r4, [r3, #24]",

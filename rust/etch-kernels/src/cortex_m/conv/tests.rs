@@ -6,7 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::depthwise::DEPTHWISE_SCRATCH_WORDS;
-use super::super::mac::{Dsp, Mve, Scalar};
+use super::super::isa::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::super::Nhwc;
 use super::scalar;

@@ -5,9 +5,11 @@
 #![cfg_attr(feature = "dsp", allow(dead_code))]
 
 use super::super::common::{init, row, ConvOperands};
-use super::super::mac::{Scalar, X86};
+use super::super::isa::x86::{
+    add32, dot4, dot8, finish4, pack4, pack8, zero, Rq4, MAX_LEN, PACK_WORDS,
+};
+use super::super::isa::{Scalar, X86};
 use super::super::requant::Requant;
-use super::super::x86::{add32, dot4, dot8, finish4, pack4, pack8, zero, Rq4, MAX_LEN, PACK_WORDS};
 use super::super::BAD;
 use super::ConvMac;
 use crate::error::{KernelError, KernelResult};
@@ -22,35 +24,7 @@ impl ConvMac for X86 {
         pointwise(ops, output)
     }
 
-    #[inline(always)]
-    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
-        Scalar::dot_1x2(x, w0, w1)
-    }
-
-    #[inline(always)]
-    fn dot_2x2(x0: &[i8], x1: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 4] {
-        Scalar::dot_2x2(x0, x1, w0, w1)
-    }
-
-    #[inline(always)]
-    fn pack4(w: [&[i8]; 4], out: &mut [u32]) {
-        Scalar::pack4(w, out)
-    }
-
-    #[inline(always)]
-    fn dot_1x4(x: &[i8], packed: &[u32], init: [i32; 4]) -> [i32; 4] {
-        Scalar::dot_1x4(x, packed, init)
-    }
-
-    #[inline(always)]
-    fn dot_1x4_rows(xs: &[i8], n: usize, packed: &[u32], init: [i32; 4], accs: &mut [[i32; 4]]) {
-        Scalar::dot_1x4_rows(xs, n, packed, init, accs)
-    }
-
-    #[inline(always)]
-    fn dot_2x2_rows(xs: &[i8], ws: &[i8], n: usize) -> [i32; 4] {
-        Scalar::dot_2x2_rows(xs, ws, n)
-    }
+    conv_blocks_from!(Scalar: dot_1x2, dot_2x2, pack4, dot_1x4, dot_1x4_rows, dot_2x2_rows);
 }
 
 /// Values `4h..4h + 4` of eight.

@@ -1,8 +1,8 @@
 //! [`DepthwiseMac`] with `SXTB16` and `SMLAxy` (emulated off-target, see
 //! [`crate::cortex_m::dsp`]).
 
-use super::super::dsp::{smlabb, smlatt, sxtb16, sxtb16_ror8, word};
-use super::super::mac::Dsp;
+use super::super::isa::dsp::{smlabb, smlatt, sxtb16, sxtb16_ror8, word};
+use super::super::isa::Dsp;
 use super::super::requant::Rq;
 use super::{dw_row_bounds, DepthwiseMac, Taps, CHUNK};
 use crate::error::KernelError;

@@ -1,8 +1,8 @@
 //! `arm_depthwise_conv_s8` (`cortex_m::quantized_depthwise_conv2d`): the
 //! operator's loop structures, generic over the building blocks of
-//! [`DepthwiseMac`], whose implementations live beside them: `scalar.rs`
-//! (`Scalar`) and `dsp.rs` (`Dsp`); `tests.rs` checks every path against
-//! one reference. Offsets are folded as in the convolution (see `conv`).
+//! [`DepthwiseMac`], whose four implementations live beside them:
+//! `scalar.rs` (`Scalar`), `dsp.rs` (`Dsp`), `mve.rs` (`Mve`) and `x86.rs`
+//! (`X86`); `tests.rs` checks every path against one reference. Offsets are folded as in the convolution (see `conv`).
 //! One input channel (DS-CNN's first layer) runs as a matrix product on the
 //! convolution's building blocks ([`ConvMac`]).
 
@@ -12,6 +12,43 @@ use super::requant::{finish_acc, finish_into, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
 use crate::error::{KernelError, KernelResult};
 use core::marker::PhantomData;
+
+/// `DepthwiseMac` building blocks taken from another implementation (see
+/// `conv_blocks_from!`): `depthwise_blocks_from!(Dsp: dw_block, dw_row, mul4)`.
+macro_rules! depthwise_blocks_from {
+    ($base:ty: $($block:ident),* $(,)?) => {
+        $(depthwise_blocks_from!(@ $base, $block);)*
+    };
+    (@ $b:ty, dw_block) => {
+        #[inline(always)]
+        fn dw_block(
+            taps: &Taps<'_>,
+            j: usize,
+            w: &[u32],
+            init: [i32; 4],
+        ) -> Result<[i32; 4], KernelError> {
+            <$b>::dw_block(taps, j, w, init)
+        }
+    };
+    (@ $b:ty, dw_row) => {
+        #[inline(always)]
+        fn dw_row(
+            taps: &Taps<'_>,
+            w: &[u32],
+            init: &[i32],
+            out: &mut [i32],
+            blocks: usize,
+        ) -> Result<(), KernelError> {
+            <$b>::dw_row(taps, w, init, out, blocks)
+        }
+    };
+    (@ $b:ty, mul4) => {
+        #[inline(always)]
+        fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4] {
+            <$b>::mul4(acc, x, w)
+        }
+    };
+}
 
 mod dsp;
 mod mve;
@@ -637,8 +674,8 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
             .enumerate()
         {
             for (t, d) in dst.as_chunks_mut::<2>().0.iter_mut().enumerate() {
-                let w = super::dsp::word(four(filter, t * ch + c0 + 4 * blk)?);
-                *d = [super::dsp::sxtb16(w), super::dsp::sxtb16_ror8(w)];
+                let w = super::isa::dsp::word(four(filter, t * ch + c0 + 4 * blk)?);
+                *d = [super::isa::dsp::sxtb16(w), super::isa::dsp::sxtb16_ror8(w)];
             }
         }
         for b in 0..o.n {
@@ -943,17 +980,29 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                         // 0,2 and 1,3).
                         let s = filter.get(t0 * cout + oc..).ok_or(BAD)?;
                         let (wa, wb) = (
-                            super::dsp::word(four(s, 0)?),
-                            super::dsp::word(four(s, cout)?),
+                            super::isa::dsp::word(four(s, 0)?),
+                            super::isa::dsp::word(four(s, cout)?),
                         );
                         let (wc, wd) = (
-                            super::dsp::word(four(s, 2 * cout)?),
-                            super::dsp::word(four(s, 3 * cout)?),
+                            super::isa::dsp::word(four(s, 2 * cout)?),
+                            super::isa::dsp::word(four(s, 3 * cout)?),
                         );
-                        let (ae, ao) = (super::dsp::sxtb16(wa), super::dsp::sxtb16_ror8(wa));
-                        let (be, bo) = (super::dsp::sxtb16(wb), super::dsp::sxtb16_ror8(wb));
-                        let (ce, co) = (super::dsp::sxtb16(wc), super::dsp::sxtb16_ror8(wc));
-                        let (de, dd) = (super::dsp::sxtb16(wd), super::dsp::sxtb16_ror8(wd));
+                        let (ae, ao) = (
+                            super::isa::dsp::sxtb16(wa),
+                            super::isa::dsp::sxtb16_ror8(wa),
+                        );
+                        let (be, bo) = (
+                            super::isa::dsp::sxtb16(wb),
+                            super::isa::dsp::sxtb16_ror8(wb),
+                        );
+                        let (ce, co) = (
+                            super::isa::dsp::sxtb16(wc),
+                            super::isa::dsp::sxtb16_ror8(wc),
+                        );
+                        let (de, dd) = (
+                            super::isa::dsp::sxtb16(wd),
+                            super::isa::dsp::sxtb16_ror8(wd),
+                        );
                         let lo = |x: u32, y: u32| (x & 0xffff) | (y << 16);
                         let hi = |x: u32, y: u32| (x >> 16) | (y & 0xffff_0000);
                         *o = [
@@ -968,8 +1017,9 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                         ];
                         for (l, pair) in o.as_chunks::<2>().0.iter().enumerate() {
                             let one = 0x0001_0001;
-                            let s = super::dsp::smlad(pair[0], one, 0);
-                            init4[l] = init4[l].wrapping_add(super::dsp::smlad(pair[1], one, s));
+                            let s = super::isa::dsp::smlad(pair[0], one, 0);
+                            init4[l] =
+                                init4[l].wrapping_add(super::isa::dsp::smlad(pair[1], one, s));
                         }
                         continue;
                     }
@@ -981,8 +1031,8 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                             *d = *filter.get((t0 + k) * cout + c).ok_or(BAD)? as i32;
                         }
                         init4[l] = init4[l].wrapping_add(v[0] + v[1] + v[2] + v[3]);
-                        o[2 * l] = super::dsp::pack16(v[0], v[2]);
-                        o[2 * l + 1] = super::dsp::pack16(v[1], v[3]);
+                        o[2 * l] = super::isa::dsp::pack16(v[0], v[2]);
+                        o[2 * l + 1] = super::isa::dsp::pack16(v[1], v[3]);
                     }
                 }
             } else {

@@ -6,11 +6,11 @@
 
 use super::super::common::ConvOperands;
 use super::super::conv::PACK_IC;
-use super::super::mac::{Dsp, Mve};
-use super::super::mve::{
+use super::super::isa::mve::{
     dw_plane_channel, dw_plane_in, dw_plane_out, gather_windows, gemm_x4, pack_col, plane_weights,
     GatherOffsets, GroupConsts, PlaneConsts, PlaneLimits, PlaneTaps, PLANE_GROUP,
 };
+use super::super::isa::{Dsp, Mve};
 use super::super::BAD;
 use super::{DepthwiseMac, Taps, PATCH_BYTES};
 use crate::error::{KernelError, KernelResult};
@@ -36,31 +36,7 @@ impl DepthwiseMac for Mve {
         planar(ops, output, scratch)
     }
 
-    #[inline(always)]
-    fn dw_block(
-        taps: &Taps<'_>,
-        j: usize,
-        w: &[u32],
-        init: [i32; 4],
-    ) -> Result<[i32; 4], KernelError> {
-        Dsp::dw_block(taps, j, w, init)
-    }
-
-    #[inline(always)]
-    fn dw_row(
-        taps: &Taps<'_>,
-        w: &[u32],
-        init: &[i32],
-        out: &mut [i32],
-        blocks: usize,
-    ) -> Result<(), KernelError> {
-        Dsp::dw_row(taps, w, init, out, blocks)
-    }
-
-    #[inline(always)]
-    fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4] {
-        Dsp::mul4(acc, x, w)
-    }
+    depthwise_blocks_from!(Dsp: dw_block, dw_row, mul4);
 }
 
 /// Depthwise with one input channel (DS-CNN's first layer) as MVE matrix

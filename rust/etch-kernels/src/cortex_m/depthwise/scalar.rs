@@ -2,7 +2,7 @@
 //! [`DepthwiseMac::dw_row`] on Armv7-M/Armv8-M Mainline (`etch_thumb2`) and
 //! on Armv6-M (`etch_v6m`).
 
-use super::super::mac::{mac, Scalar};
+use super::super::isa::{mac, Scalar};
 use super::DepthwiseMac;
 #[cfg(any(etch_thumb2, etch_v6m))]
 use super::{dw_row_bounds, Taps};

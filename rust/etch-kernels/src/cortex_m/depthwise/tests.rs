@@ -6,7 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::conv::CONV_SCRATCH_WORDS;
-use super::super::mac::{Dsp, Mve, Scalar};
+use super::super::isa::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::*;
 /// Kernel scratch as an earlier call may leave it (never assumed zero).

@@ -5,12 +5,12 @@
 #![cfg_attr(feature = "dsp", allow(dead_code))]
 
 use super::super::common::ConvOperands;
-use super::super::mac::{Scalar, X86};
-use super::super::requant::Requant;
-use super::super::x86::{
+use super::super::isa::x86::{
     add32, dot4, dot8, finish4, madd16, pack16, pack4, pack8, unpackhi8, unpacklo8, widen, zero,
     Rq4, MAX_LEN, PACK_WORDS,
 };
+use super::super::isa::{Scalar, X86};
+use super::super::requant::Requant;
 use super::super::{Window, BAD};
 use super::{DepthwiseMac, Taps};
 use crate::error::{KernelError, KernelResult};
@@ -37,31 +37,7 @@ impl DepthwiseMac for X86 {
         mult1(ops, output)
     }
 
-    #[inline(always)]
-    fn dw_block(
-        taps: &Taps<'_>,
-        j: usize,
-        w: &[u32],
-        init: [i32; 4],
-    ) -> Result<[i32; 4], KernelError> {
-        Scalar::dw_block(taps, j, w, init)
-    }
-
-    #[inline(always)]
-    fn dw_row(
-        taps: &Taps<'_>,
-        w: &[u32],
-        init: &[i32],
-        out: &mut [i32],
-        blocks: usize,
-    ) -> Result<(), KernelError> {
-        Scalar::dw_row(taps, w, init, out, blocks)
-    }
-
-    #[inline(always)]
-    fn mul4(acc: [i32; 4], x: &[i8; 4], w: &[i8; 4]) -> [i32; 4] {
-        Scalar::mul4(acc, x, w)
-    }
+    depthwise_blocks_from!(Scalar: dw_block, dw_row, mul4);
 }
 
 /// Bytes of gathered windows [`single_channel`] keeps on the stack.

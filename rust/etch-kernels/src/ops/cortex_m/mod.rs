@@ -1,0 +1,1086 @@
+//! `cortex_m::*` operators: ExecuTorch's Cortex-M backend, whose kernels call
+//! CMSIS-NN; reproduced in Rust with CMSIS-NN's integer arithmetic.
+
+use etch_runtime::context::required;
+use etch_runtime::{
+    op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorViewMut,
+};
+
+use super::copy::bytes;
+use crate::cortex_m::arith::{divide_by_power_of_two, requantize};
+use crate::cortex_m::{
+    add_s8, avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8,
+    AddQuant, ConvQuant, FcEncoding, Nhwc, Window, ADD_SCRATCH_BYTES, CONV_SCRATCH_BYTES,
+    DEPTHWISE_SCRATCH_BYTES,
+};
+
+/// The kernels of this family the build selected (`op-*` features, all
+/// of them with `cortex-m-ops`).
+pub const KERNELS: &[Kernel] = &[
+    #[cfg(feature = "op-cortex_m-quantize_per_tensor-out")]
+    QUANTIZE_PER_TENSOR_OUT,
+    #[cfg(feature = "op-cortex_m-dequantize_per_tensor-out")]
+    DEQUANTIZE_PER_TENSOR_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_linear-out")]
+    QUANTIZED_LINEAR_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_conv2d-out")]
+    QUANTIZED_CONV2D_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_depthwise_conv2d-out")]
+    QUANTIZED_DEPTHWISE_CONV2D_OUT,
+    #[cfg(feature = "op-cortex_m-pad-out")]
+    PAD_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_avg_pool2d-out")]
+    QUANTIZED_AVG_POOL2D_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_add-out")]
+    QUANTIZED_ADD_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_mul-out")]
+    QUANTIZED_MUL_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_activation-out")]
+    QUANTIZED_ACTIVATION_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_max_pool2d-out")]
+    QUANTIZED_MAX_POOL2D_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_transpose_conv2d-out")]
+    QUANTIZED_TRANSPOSE_CONV2D_OUT,
+    #[cfg(feature = "op-cortex_m-softmax-out")]
+    SOFTMAX_OUT,
+    #[cfg(feature = "op-cortex_m-transpose-out")]
+    TRANSPOSE_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_batch_matmul-out")]
+    QUANTIZED_BATCH_MATMUL_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_div-out")]
+    QUANTIZED_DIV_OUT,
+    #[cfg(feature = "op-cortex_m-minimum-out")]
+    MINIMUM_OUT,
+    #[cfg(feature = "op-cortex_m-maximum-out")]
+    MAXIMUM_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_conv2d_nhwc-out")]
+    QUANTIZED_CONV2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_depthwise_conv2d_nhwc-out")]
+    QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_transpose_conv2d_nhwc-out")]
+    QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_avg_pool2d_nhwc-out")]
+    QUANTIZED_AVG_POOL2D_NHWC_OUT,
+    #[cfg(feature = "op-cortex_m-quantized_max_pool2d_nhwc-out")]
+    QUANTIZED_MAX_POOL2D_NHWC_OUT,
+];
+
+use crate::ops::bad;
+
+fn i32_arg(ctx: &KernelContext<'_, '_>, i: usize) -> Result<i32> {
+    i32::try_from(ctx.int(i)?).map_err(|_| bad("argument out of int32 range"))
+}
+
+/// `quantize_per_tensor.out`: same schema and scalar arithmetic as
+/// `quantized_decomposed::quantize_per_tensor.out`.
+pub const QUANTIZE_PER_TENSOR_OUT: Kernel = op!(
+    "cortex_m::quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
+    super::quantized_decomposed::quantize_per_tensor_out
+);
+
+/// `dequantize_per_tensor.out(Tensor input, float scale, int zero_point,
+/// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
+pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
+    "cortex_m::dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| super::quantized_decomposed::dequantize_per_tensor(ctx, 6)
+);
+
+/// `quantized_linear.out(Tensor input, Tensor weights, Tensor? bias,
+/// Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset,
+/// int[] requantize_multipliers, int[] requantize_shifts, int activation_max,
+/// int activation_min, *, Tensor(a!) out)` → `arm_fully_connected_s8`.
+///
+/// Both encodings the exporter writes: MVE files carry `kernel_sum`
+/// (= input_offset·Σw + bias) and no bias, so `acc = kernel_sum[o] + Σ x·w`;
+/// DSP/scalar files carry `bias`, so `acc = bias[o] + Σ (x + input_offset)·(w
+/// + filter_offset)`. Then `arm_nn_requantize`, `+ output_offset`, clamp.
+pub const QUANTIZED_LINEAR_OUT: Kernel = op!(
+    "cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_linear_out
+);
+
+fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let q = ConvQuant {
+        input_offset: i32_arg(ctx, 4)?,
+        output_offset: i32_arg(ctx, 6)?,
+        act_max: i32_arg(ctx, 9)?,
+        act_min: i32_arg(ctx, 10)?,
+    };
+    let filter_offset = i32_arg(ctx, 5)?;
+    // Per-tensor: the upstream kernel reads element 0 of each list.
+    let mult = i32::try_from(ctx.int_list_item(7, 0)?).map_err(|_| bad("multiplier"))?;
+    let shift = i32::try_from(ctx.int_list_item(8, 0)?).map_err(|_| bad("shift"))?;
+    let ([x, w, bias, kernel_sum], [mut out]) = ctx.io([0, 1, 2, 3], [11])?;
+    let (x, w) = (required(x, 0)?, required(w, 1)?);
+    let out_features = w.shape.size(0);
+    if w.shape.rank() != 2 {
+        return Err(bad("linear weight is not 2-D"));
+    }
+    let encoding = match (kernel_sum, bias) {
+        (Some(k), _) => FcEncoding::KernelSum(k.as_i32()?),
+        (None, b) => FcEncoding::Bias(b.map(|b| b.as_i32()).transpose()?),
+    };
+    let (x, w) = (x.as_i8()?, w.as_i8()?);
+    Ok(fully_connected_s8(
+        &q,
+        filter_offset,
+        encoding,
+        x,
+        w,
+        out_features,
+        mult,
+        shift,
+        out.as_i8_mut()?,
+    )?)
+}
+
+/// How an operator's activations describe CMSIS-NN's NHWC layout: logical
+/// NCHW sizes with a channels-last dim order (the default flow), or explicit
+/// NHWC sizes in a contiguous tensor (the `_nhwc` operators of the
+/// experimental explicit-layout flow).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    ChannelsLast,
+    ExplicitNhwc,
+}
+
+/// NHWC sizes of a rank-4 activation in `layout`.
+fn nhwc_in(t: &etch_runtime::Shape, layout: Layout) -> Result<(usize, usize, usize, usize)> {
+    match layout {
+        Layout::ChannelsLast => nhwc(t),
+        Layout::ExplicitNhwc if t.rank() == 4 && t.is_contiguous() => {
+            Ok((t.size(0), t.size(1), t.size(2), t.size(3)))
+        }
+        Layout::ExplicitNhwc => Err(bad("_nhwc activation is not a contiguous rank-4 tensor")),
+    }
+}
+
+/// [`nhwc_in`] as the compute functions' `Nhwc`.
+fn nhwc_dims(t: &etch_runtime::Shape, layout: Layout) -> Result<Nhwc> {
+    let mut d = Nhwc::ZERO;
+    nhwc_into(t, layout, &mut d)?;
+    Ok(d)
+}
+
+/// [`nhwc_dims`] written into a window's field: a `Result<Nhwc>` came back
+/// through memory and was copied again into the window (issue 12).
+#[inline(never)]
+fn nhwc_into(t: &etch_runtime::Shape, layout: Layout, out: &mut Nhwc) -> Result<()> {
+    let (n, h, w, c) = nhwc_in(t, layout)?;
+    *out = Nhwc { n, h, w, c };
+    Ok(())
+}
+
+/// NHWC sizes of a rank-4 activation stored channels-last (CMSIS-NN's layout).
+fn nhwc(t: &etch_runtime::Shape) -> Result<(usize, usize, usize, usize)> {
+    if !t.is_channels_last() {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "cortex_m activation is not channels-last",
+            0,
+        ));
+    }
+    t.nhwc().ok_or(bad("cortex_m activation is not rank 4"))
+}
+
+/// (h, w) pair from an `int[2]` argument (one value means both). CMSIS-NN
+/// holds kernel, stride, padding and dilation in `int32_t`: a value outside
+/// `0..=i32::MAX` is an invalid argument on every target.
+fn pair(ctx: &KernelContext<'_, '_>, i: usize) -> Result<(usize, usize)> {
+    let mut p = (0, 0);
+    pair_into(ctx, i, &mut p)?;
+    Ok(p)
+}
+
+/// [`pair`] written into a window's field (a `Result` of one word comes
+/// back in registers; `Result<(usize, usize)>` came back through memory).
+#[inline(never)]
+fn pair_into(ctx: &KernelContext<'_, '_>, i: usize, out: &mut (usize, usize)) -> Result<()> {
+    let mut l = [0i64; 2];
+    let len = ctx.int_list_into(i, &mut l)?;
+    let [a, b] = l;
+    let b = if len > 1 { b } else { a };
+    let as_usize = |v: i64| u32::try_from(v).ok().filter(|&v| v <= i32::MAX as u32);
+    let (Some(a), Some(b)) = (as_usize(a), as_usize(b)) else {
+        return Err(bad("stride, padding or dilation outside 0..=i32::MAX"));
+    };
+    *out = (a as usize, b as usize);
+    Ok(())
+}
+
+/// Reads the quantization shared by conv and depthwise conv. `base` is the
+/// index of `input_offset` (after `depth_multiplier` for depthwise).
+fn conv_quant(ctx: &KernelContext<'_, '_>, base: usize) -> Result<ConvQuant> {
+    Ok(ConvQuant {
+        input_offset: i32_arg(ctx, base)?,
+        output_offset: i32_arg(ctx, base + 1)?,
+        act_min: i32_arg(ctx, base + 4)?,
+        act_max: i32_arg(ctx, base + 5)?,
+    })
+}
+
+/// The window's tensor sizes from the views' shapes (each tensor is
+/// resolved once, by `io`).
+#[inline(always)]
+fn conv_window(
+    g: &mut Window,
+    x: &etch_runtime::Shape,
+    w: &etch_runtime::Shape,
+    out: &etch_runtime::Shape,
+    layout: Layout,
+) -> Result<()> {
+    if w.rank() != 4 {
+        return Err(bad("conv weight is not rank 4"));
+    }
+    g.input = nhwc_dims(x, layout)?;
+    g.output = nhwc_dims(out, layout)?;
+    g.kernel = (w.size(1), w.size(2));
+    Ok(())
+}
+
+/// `quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
+/// int[] stride, int[] padding, int[] dilation, int input_offset,
+/// int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts,
+/// int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out)`
+/// → `arm_convolve_wrapper_s8`: per output pixel and channel
+/// `acc = bias[oc] + Σ_{ky,kx,ic} (x + input_offset)·w[oc,ky,kx,ic]` over taps
+/// inside the input, then per-channel `arm_nn_requantize`, `+ output_offset`,
+/// clamp. Weights OHWI, activations NHWC.
+pub const QUANTIZED_CONV2D_OUT: Kernel = op!(
+    "cortex_m::quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_conv2d(ctx, Layout::ChannelsLast),
+    scratch = CONV_SCRATCH_BYTES,
+);
+
+/// `quantized_conv2d_nhwc.out`: same arguments, explicit NHWC activations.
+pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc),
+    scratch = CONV_SCRATCH_BYTES,
+);
+
+/// `quantized_depthwise_conv2d.out(..., int[] dilation, int depth_multiplier,
+/// int input_offset, ...)` → `arm_depthwise_conv_wrapper_s8`: output channel
+/// `oc = ic·depth_multiplier + m` sees only input channel `ic`;
+/// `acc = bias[oc] + Σ_{ky,kx} (x[ic] + input_offset)·w[0,ky,kx,oc]`, then as
+/// conv. Weights `[1, KH, KW, C_out]` (IHWO).
+pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = op!(
+    "cortex_m::quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast),
+    scratch = DEPTHWISE_SCRATCH_BYTES,
+);
+
+/// `quantized_depthwise_conv2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_depthwise_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc),
+    scratch = DEPTHWISE_SCRATCH_BYTES,
+);
+
+fn quantized_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    quantized_conv(ctx, layout, false)
+}
+
+fn quantized_depthwise_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    quantized_conv(ctx, layout, true)
+}
+
+/// A convolution call's operands, read from its arguments: slices into the
+/// constants and planned buffers (not the ~100-byte views they came from).
+struct ConvArgs<'d> {
+    g: Window,
+    q: ConvQuant,
+    ch_mult: usize,
+    x: &'d [i8],
+    w: &'d [i8],
+    bias: Option<&'d [i32]>,
+    mult: &'d [i32],
+    shift: &'d [i32],
+    out: &'d mut [i8],
+    scratch: &'d mut [u64],
+}
+
+/// An int8 output view's bytes, taken out of the view for as long as the
+/// call's borrow lasts (`as_i8_mut` would tie them to the view).
+pub(crate) fn into_i8<'d>(out: &mut TensorViewMut<'d>) -> Result<&'d mut [i8]> {
+    if out.dtype != ScalarType::CHAR {
+        return Err(Error::new(
+            ErrorCode::InvalidType,
+            "tensor has an unexpected dtype",
+            out.dtype.0 as u32,
+        ));
+    }
+    bytemuck::try_cast_slice_mut(core::mem::take(&mut out.data)).map_err(|_| bad("int8 output"))
+}
+
+/// Reads both convolutions' arguments, inlined into their one adapter
+/// ([`quantized_conv`]); the kernel call ([`run_conv`]) is out of line, so
+/// the views `io` returns and the kernels' locals never share one stack
+/// frame.
+#[inline(always)]
+fn conv_args<'c>(
+    ctx: &'c mut KernelContext<'_, '_>,
+    layout: Layout,
+    depthwise: bool,
+) -> Result<ConvArgs<'c>> {
+    let d = usize::from(depthwise);
+    // Filled in place (the tensors' fields once `io` has resolved them): no
+    // second copy of the scalars beside the views on the stack.
+    let mut a = ConvArgs {
+        g: Window {
+            input: Nhwc::ZERO,
+            output: Nhwc::ZERO,
+            kernel: (0, 0),
+            stride: pair(ctx, 3)?,
+            padding: pair(ctx, 4)?,
+            dilation: pair(ctx, 5)?,
+        },
+        q: conv_quant(ctx, 6 + d)?,
+        ch_mult: if depthwise {
+            usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?
+        } else {
+            0
+        },
+        x: &[],
+        w: &[],
+        bias: None,
+        mult: &[],
+        shift: &[],
+        out: &mut [],
+        scratch: ctx.take_scratch(),
+    };
+    // Views the caller owns (`io_into`): `io` returned them through a
+    // `Result` that this frame copied (784 B at opt-level "z", issue 12).
+    // Two lets, not a tuple: the tuple was built aside and copied (140 B).
+    let mut ins = [None; 5];
+    let mut outs = [TensorViewMut::empty()];
+    ctx.io_into([0, 1, 2, 8 + d, 9 + d], [13 + d], &mut ins, &mut outs)?;
+    let ([x, w, bias, mult, shift], [out]) = (&ins, &mut outs);
+    let (Some(x), Some(w), Some(mult), Some(shift)) = (x, w, mult, shift) else {
+        return Err(bad("required tensor argument is None"));
+    };
+    conv_window(&mut a.g, &x.shape, &w.shape, &out.shape, layout)?;
+    let g = &a.g;
+    // OHWI for conv, IHWO for depthwise.
+    let weights_fit = if depthwise {
+        w.shape.size(3) == g.output.c
+    } else {
+        w.shape.size(0) == g.output.c && w.shape.size(3) == g.input.c
+    };
+    if !weights_fit {
+        return Err(bad("conv weight shape"));
+    }
+    a.x = x.as_i8()?;
+    a.w = w.as_i8()?;
+    a.bias = bias.map(|b| b.as_i32()).transpose()?;
+    a.mult = mult.as_i32()?;
+    a.shift = shift.as_i32()?;
+    a.out = into_i8(out)?;
+    Ok(a)
+}
+
+/// Both convolutions' adapter (one copy in flash): the depthwise schema has
+/// `depth_multiplier` at 6, so its later arguments sit one further on.
+#[inline(never)]
+fn quantized_conv(ctx: &mut KernelContext<'_, '_>, layout: Layout, depthwise: bool) -> Result<()> {
+    run_conv(&mut conv_args(ctx, layout, depthwise)?, depthwise)
+}
+
+#[inline(never)]
+fn run_conv(a: &mut ConvArgs<'_>, depthwise: bool) -> Result<()> {
+    Ok(if depthwise {
+        depthwise_conv_s8_in(
+            &a.g,
+            &a.q,
+            a.ch_mult,
+            a.x,
+            a.w,
+            a.bias,
+            a.mult,
+            a.shift,
+            a.out,
+            &mut *a.scratch,
+        )
+    } else {
+        conv_s8_in(
+            &a.g,
+            &a.q,
+            a.x,
+            a.w,
+            a.bias,
+            a.mult,
+            a.shift,
+            a.out,
+            &mut *a.scratch,
+        )
+    }?)
+}
+
+/// `pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *,
+/// Tensor(a!) out)` → `arm_pad_s8`: pads in physical (NHWC) order.
+pub const PAD_OUT: Kernel = op!(
+    "cortex_m::pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *, Tensor(a!) out) -> Tensor(a!)",
+    pad_out
+);
+
+/// Physical dims, outermost first, padded to rank 4.
+#[inline(never)]
+fn phys(s: &etch_runtime::Shape) -> [usize; 4] {
+    let mut d = [1usize; 4];
+    let order = s.dim_order();
+    let off = 4usize.saturating_sub(order.len());
+    for (slot, &o) in d.iter_mut().skip(off).zip(order) {
+        *slot = s.size(o as isize);
+    }
+    d
+}
+
+fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let pre = ctx.int_list(1)?;
+    let post = ctx.int_list(2)?;
+    let value = ctx.int(3)?;
+    let value = i8::try_from(value).map_err(|_| bad("pad value"))?;
+    let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
+    ctx.io_into([0], [4], &mut ins, &mut outs)?;
+    let ([x], [out]) = (ins, &mut outs);
+    let x = required(x, 0)?;
+    let (din, dout) = (phys(&x.shape), phys(&out.shape));
+    let mut pre4 = [0usize; 4];
+    for (k, slot) in pre4.iter_mut().enumerate() {
+        let (a, b) = (pre.get_or(k, 0), post.get_or(k, 0));
+        let (Ok(a), Ok(b)) = (usize::try_from(a), usize::try_from(b)) else {
+            return Err(bad("negative padding"));
+        };
+        if din[k].checked_add(a).and_then(|d| d.checked_add(b)) != Some(dout[k]) {
+            return Err(bad("pad output shape"));
+        }
+        *slot = a;
+    }
+    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
+    let (Ok(x), Ok(out)) = (
+        bytemuck::try_cast_slice::<i8, u8>(x),
+        bytemuck::try_cast_slice_mut::<i8, u8>(out),
+    ) else {
+        return Err(bad("pad bytes"));
+    };
+    pad_bytes(din, dout, pre4, value as u8, x, out)
+}
+
+/// `arm_pad_s8` on bytes: `x` (physical sizes `din`, outermost first) into
+/// `out` (`dout` = `din` + `pre` + post padding, checked by the caller),
+/// the padding set to `value`. Inlined into its one caller (flash).
+#[inline(always)]
+fn pad_bytes(
+    mut din: [usize; 4],
+    mut dout: [usize; 4],
+    mut pre4: [usize; 4],
+    value: u8,
+    x: &[u8],
+    out: &mut [u8],
+) -> Result<()> {
+    // No padding (equal lengths of checked shapes): one copy, nothing to
+    // fill (DS-CNN's pad before its global pool pads by zero).
+    if x.len() == out.len() {
+        bytes::copy_bytes(out, x);
+        return Ok(());
+    }
+    out.fill(value);
+    if x.is_empty() {
+        // Nothing to copy (the other input sizes may be huge).
+        return Ok(());
+    }
+    // An unpadded innermost dimension merged into the next: one copy per
+    // contiguous run of the input (DS-CNN's H/W pad: one per row of W·C).
+    if din[3] == dout[3] {
+        pre4 = [0, pre4[0], pre4[1], pre4[2] * dout[3]];
+        din = [1, din[0], din[1], din[2] * din[3]];
+        dout = [1, dout[0], dout[1], dout[2] * dout[3]];
+    }
+    // Copy the innermost runs of the input into place.
+    // (Non-empty input: every size is at least 1.)
+    let (row, plane, cols) = (din[3], (din[1] * din[2]).max(1), din[2].max(1));
+    for (r, s) in crate::cortex_m::common::runs(x, row).enumerate() {
+        let (a, b, c) = (r / plane, r % plane / cols, r % cols);
+        let dst =
+            (((a + pre4[0]) * dout[1] + b + pre4[1]) * dout[2] + c + pre4[2]) * dout[3] + pre4[3];
+        let Some(d) = out.get_mut(dst..dst + row) else {
+            return Err(bad("pad index"));
+        };
+        bytes::copy_bytes(d, s);
+    }
+    Ok(())
+}
+
+/// `quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride,
+/// int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift,
+/// Tensor scratch, *, Tensor(a!) out)` → `arm_avgpool_s8`: the integer mean
+/// of the window's in-bounds elements, rounded half away from zero, clamped
+/// to int8. The quantization arguments are unused (input and output share
+/// them), as in the upstream kernel.
+pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = op!(
+    "cortex_m::quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_avg_pool2d(ctx, Layout::ChannelsLast)
+);
+
+/// `quantized_avg_pool2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_avg_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_avg_pool2d(ctx, Layout::ExplicitNhwc)
+);
+
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
+fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    let mut g = Window {
+        input: Nhwc::ZERO,
+        output: Nhwc::ZERO,
+        kernel: (0, 0),
+        stride: (0, 0),
+        padding: (0, 0),
+        dilation: (1, 1),
+    };
+    pair_into(ctx, 1, &mut g.kernel)?;
+    pair_into(ctx, 2, &mut g.stride)?;
+    pair_into(ctx, 3, &mut g.padding)?;
+    let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
+    ctx.io_into([0], [9], &mut ins, &mut outs)?;
+    let ([x], [out]) = (ins, &mut outs);
+    let x = required(x, 0)?;
+    nhwc_into(&x.shape, layout, &mut g.input)?;
+    nhwc_into(&out.shape, layout, &mut g.output)?;
+    // The upstream kernel runs with the full int8 range.
+    Ok(avg_pool_s8(&g, (-128, 127), x.as_i8()?, out.as_i8_mut()?)?)
+}
+
+/// Element `i` of a broadcast operand: equal sizes, or one value per channel
+/// of a channels-last output (the only broadcast the cortex_m ops accept).
+fn channel_or_same(len: usize, out_len: usize, channels: usize, i: usize) -> Option<usize> {
+    if len == out_len {
+        Some(i)
+    } else if len == channels && channels > 0 {
+        Some(i % channels)
+    } else if len == 1 {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// `quantized_add.out(Tensor self, int self_zero_point, int self_multiplier,
+/// int self_shift, Tensor other, int other_zero_point, int other_multiplier,
+/// int other_shift, int output_zero_point, int output_multiplier,
+/// int output_shift, int activation_min, int activation_max, *, Tensor(a!) out)`
+/// → `arm_elementwise_add_s8`: each input `((x - zp) << 20)` requantized by
+/// its multiplier/shift, summed, requantized by the output's, `+ zp`, clamped.
+pub const QUANTIZED_ADD_OUT: Kernel = op!(
+    "cortex_m::quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_add_out,
+    scratch = ADD_SCRATCH_BYTES
+);
+
+fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let mut p = [0i32; 11];
+    for (k, slot) in p.iter_mut().enumerate() {
+        let arg = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12][k];
+        *slot = i32_arg(ctx, arg)?;
+    }
+    let [zp1, m1, s1, zp2, m2, s2, zpo, mo, so, act_min, act_max] = p;
+    let scratch = ctx.take_scratch();
+    let ([a, b], [mut out]) = ctx.io([0, 4], [13])?;
+    let (a, b) = (required(a, 0)?, required(b, 4)?);
+    let channels = out.shape.size(1);
+    let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
+    let n = out.len();
+    if a.len() == n && b.len() == n {
+        let q = AddQuant {
+            a: (zp1, m1, s1),
+            b: (zp2, m2, s2),
+            out: (zpo, mo, so),
+            act_min,
+            act_max,
+        };
+        return Ok(add_s8(&q, a, b, out, scratch)?);
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        let (Some(ia), Some(ib)) = (
+            channel_or_same(a.len(), n, channels, i),
+            channel_or_same(b.len(), n, channels, i),
+        ) else {
+            return Err(bad("add operand shapes"));
+        };
+        let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
+            return Err(bad("add index"));
+        };
+        let x = requantize((x as i32).wrapping_sub(zp1).wrapping_shl(20), m1, s1);
+        let y = requantize((y as i32).wrapping_sub(zp2).wrapping_shl(20), m2, s2);
+        let sum = requantize(x.wrapping_add(y), mo, so).wrapping_add(zpo);
+        *o = sum.max(act_min).min(act_max) as i8;
+    }
+    Ok(())
+}
+
+/// `quantized_mul.out(Tensor self, int self_zero_point, Tensor other,
+/// int other_zero_point, int output_zero_point, int output_multiplier,
+/// int output_shift, *, Tensor(a!) out)` → `arm_elementwise_mul_s8`:
+/// `(x - zp1)·(y - zp2)` requantized, `+ zp`, clamped to int8.
+pub const QUANTIZED_MUL_OUT: Kernel = op!(
+    "cortex_m::quantized_mul.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_mul_out
+);
+
+fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
+    let (mo, so) = (i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
+    let ([a, b], [mut out]) = ctx.io([0, 2], [7])?;
+    let (a, b) = (required(a, 0)?, required(b, 2)?);
+    let channels = out.shape.size(1);
+    let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
+    let n = out.len();
+    for (i, o) in out.iter_mut().enumerate() {
+        let (Some(ia), Some(ib)) = (
+            channel_or_same(a.len(), n, channels, i),
+            channel_or_same(b.len(), n, channels, i),
+        ) else {
+            return Err(bad("mul operand shapes"));
+        };
+        let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
+            return Err(bad("mul index"));
+        };
+        let prod = (x as i32)
+            .wrapping_sub(zp1)
+            .wrapping_mul((y as i32).wrapping_sub(zp2));
+        let v = requantize(prod, mo, so).wrapping_add(zpo);
+        *o = v.clamp(-128, 127) as i8;
+    }
+    Ok(())
+}
+
+/// `quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out)`:
+/// a 256-entry int8 lookup table indexed by `x + 128` (sigmoid, tanh, ...,
+/// precomputed at export).
+pub const QUANTIZED_ACTIVATION_OUT: Kernel = op!(
+    "cortex_m::quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let ([x, lut], [mut out]) = ctx.io([0, 1], [2])?;
+        let (x, lut) = (required(x, 0)?, required(lut, 1)?);
+        let (x, lut, out) = (x.as_i8()?, lut.as_i8()?, out.as_i8_mut()?);
+        if lut.len() != 256 || x.len() != out.len() {
+            return Err(bad("activation LUT or sizes"));
+        }
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = lut.get((v as i32 + 128) as usize).copied().unwrap_or(0);
+        }
+        Ok(())
+    }
+);
+
+/// `quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride,
+/// int[] padding, int[] dilation, bool ceil_mode, int input_zero_point,
+/// int output_zero_point, int activation_min, int activation_max, *,
+/// Tensor(a!) out)` → `arm_max_pool_s8`: the window's in-bounds maximum
+/// (starting from -128), clamped to the activation range.
+pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = op!(
+    "cortex_m::quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_max_pool2d(ctx, Layout::ChannelsLast)
+);
+
+/// `quantized_max_pool2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_max_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_max_pool2d(ctx, Layout::ExplicitNhwc)
+);
+
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
+fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    let (kernel, stride, padding, dilation) =
+        (pair(ctx, 1)?, pair(ctx, 2)?, pair(ctx, 3)?, pair(ctx, 4)?);
+    let act = (i32_arg(ctx, 8)?, i32_arg(ctx, 9)?);
+    let ([x], [mut out]) = ctx.io([0], [10])?;
+    let x = required(x, 0)?;
+    let g = Window {
+        input: nhwc_dims(&x.shape, layout)?,
+        output: nhwc_dims(&out.shape, layout)?,
+        kernel,
+        stride,
+        padding,
+        dilation,
+    };
+    Ok(max_pool_s8(&g, act, x.as_i8()?, out.as_i8_mut()?)?)
+}
+
+/// `quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias,
+/// int[] stride, int[] padding, int[] output_padding, int[] dilation,
+/// int input_offset, int output_offset, Tensor requantize_multipliers,
+/// Tensor requantize_shifts, int activation_min, int activation_max,
+/// Tensor scratch, Tensor scratch2, *, Tensor(a!) out)` →
+/// `arm_transpose_conv_s8`: every input pixel scatters
+/// `(x + input_offset)·w[oc,ky,kx,ic]` to output `(iy·s - p + ky·d, ...)`,
+/// starting from the bias; then per-channel requantize as conv. Weights
+/// `[C_out, KH, KW, C_in]`. Computed here by gathering per output element
+/// (same integer sums, no scratch).
+pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel = op!(
+    "cortex_m::quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_transpose_conv2d(ctx, Layout::ChannelsLast)
+);
+
+/// `quantized_transpose_conv2d_nhwc.out`: explicit NHWC activations.
+pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel = op!(
+    "cortex_m::quantized_transpose_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc)
+);
+
+// Kept out of line: one symbol per kernel, for size and profile attribution.
+#[inline(never)]
+fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    let (sh, sw) = pair(ctx, 3)?;
+    let (ph, pw) = pair(ctx, 4)?;
+    let (dh, dw) = pair(ctx, 6)?;
+    let (in_off, out_off) = (i32_arg(ctx, 7)?, i32_arg(ctx, 8)?);
+    let (act_min, act_max) = (i32_arg(ctx, 11)?, i32_arg(ctx, 12)?);
+    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [15])?;
+    let (x, w, mult, shift) = (
+        required(x, 0)?,
+        required(w, 1)?,
+        required(mult, 9)?,
+        required(shift, 10)?,
+    );
+    let (n, ih, iw, ic) = nhwc_in(&x.shape, layout)?;
+    let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;
+    let (kh, kw) = (w.shape.size(1), w.shape.size(2));
+    if w.shape.rank() != 4
+        || w.shape.size(0) != oc
+        || w.shape.size(3) != ic
+        || on != n
+        || sh == 0
+        || sw == 0
+    {
+        return Err(bad("transpose conv shapes"));
+    }
+    let (x, w, mult, shift) = (x.as_i8()?, w.as_i8()?, mult.as_i32()?, shift.as_i32()?);
+    let bias = bias.map(|b| b.as_i32()).transpose()?;
+    let out = out.as_i8_mut()?;
+    // An empty output is no work (its other sizes may be huge); a non-empty
+    // one needs a non-empty input and weight, whose lengths bound the loops.
+    if out.is_empty() {
+        return Ok(());
+    }
+    if x.is_empty() || w.is_empty() {
+        return Err(bad("transpose conv of an empty input or weight"));
+    }
+    // Input row feeding output row `o` through tap `k`, if any.
+    let source = |o: usize, k: usize, s: usize, p: usize, d: usize, size: usize| -> Option<usize> {
+        let num = o.checked_add(p)?.checked_sub(k.checked_mul(d)?)?;
+        (num % s == 0 && num / s < size).then_some(num / s)
+    };
+    let mut dst = out.iter_mut();
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for c in 0..oc {
+                    let mut acc = bias.and_then(|bv| bv.get(c).copied()).unwrap_or(0);
+                    for ky in 0..kh {
+                        let Some(iy) = source(oy, ky, sh, ph, dh, ih) else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(ix) = source(ox, kx, sw, pw, dw, iw) else {
+                                continue;
+                            };
+                            let xi = ((b * ih + iy) * iw + ix) * ic;
+                            let wi = ((c * kh + ky) * kw + kx) * ic;
+                            let (Some(xs), Some(ws)) = (x.get(xi..xi + ic), w.get(wi..wi + ic))
+                            else {
+                                return Err(bad("transpose conv index"));
+                            };
+                            for (&xv, &wv) in xs.iter().zip(ws) {
+                                acc = acc.wrapping_add(
+                                    (xv as i32).wrapping_add(in_off).wrapping_mul(wv as i32),
+                                );
+                            }
+                        }
+                    }
+                    let (Some(&m), Some(&s), Some(o)) = (mult.get(c), shift.get(c), dst.next())
+                    else {
+                        return Err(bad("transpose conv index"));
+                    };
+                    let v = requantize(acc, m, s).wrapping_add(out_off);
+                    *o = v.max(act_min).min(act_max) as i8;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `softmax.out(Tensor input, int dim, int input_zero_point,
+/// int output_zero_point, int input_multiplier, int input_shift, int diff_min,
+/// *, Tensor(a!) out)` → `arm_softmax_s8` over the last dimension: integer
+/// exp of `(x - max)` scaled by the multiplier, sum in 12 accumulator bits,
+/// reciprocal by Newton-Raphson, output scale 1/256 with zero point -128
+/// (TFLite-Micro bit-accurate).
+pub const SOFTMAX_OUT: Kernel = op!(
+    "cortex_m::softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min, *, Tensor(a!) out) -> Tensor(a!)",
+    softmax_out
+);
+
+fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    use crate::cortex_m::arith::{exp_on_negative_values as exp_neg, mul_sat, one_over_one_plus_x};
+    const ACCUM_BITS: i32 = 12;
+    let dim = ctx.int(1)?;
+    let (mult, shift, diff_min) = (i32_arg(ctx, 4)?, i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
+    let ([x], [mut out]) = ctx.io([0], [7])?;
+    let x = required(x, 0)?;
+    let rank = x.shape.rank() as i64;
+    if (dim != -1 && dim != rank - 1) || !x.shape.is_contiguous() || !(0..=31).contains(&shift) {
+        return Err(Error::new(
+            ErrorCode::NotSupported,
+            "softmax over a non-last dimension",
+            0,
+        ));
+    }
+    let row = x.shape.size(-1).max(1);
+    let (x, out) = (x.as_i8()?, out.as_i8_mut()?);
+    if x.len() != out.len() || x.len() % row != 0 {
+        return Err(bad("softmax sizes"));
+    }
+    let mask = 1i32 << shift;
+    let rows = x.len() / row;
+    for r in 0..rows {
+        let (Some(input), Some(output)) = (
+            x.get(r * row..(r + 1) * row),
+            out.get_mut(r * row..(r + 1) * row),
+        ) else {
+            return Err(bad("softmax index"));
+        };
+        let max = input.iter().copied().max().unwrap_or(0) as i32;
+        let mut sum = 0i32;
+        for &v in input {
+            let diff = v as i32 - max;
+            if diff >= diff_min {
+                sum = sum.wrapping_add(divide_by_power_of_two(
+                    exp_neg(mul_sat(diff.wrapping_mul(mask), mult)),
+                    ACCUM_BITS,
+                ));
+            }
+        }
+        let headroom = (sum as u32).leading_zeros() as i32;
+        let shifted = if sum > 0 {
+            sum.wrapping_shl(headroom as u32)
+        } else {
+            0
+        };
+        let shifted_scale = one_over_one_plus_x(shifted.wrapping_sub(i32::MIN));
+        let bits_over_unit = ACCUM_BITS - headroom + 23;
+        for (o, &v) in output.iter_mut().zip(input) {
+            let diff = v as i32 - max;
+            *o = if diff >= diff_min {
+                let e = exp_neg(mul_sat(diff.wrapping_mul(mask), mult));
+                let res = divide_by_power_of_two(mul_sat(shifted_scale, e), bits_over_unit)
+                    .wrapping_add(-128);
+                res.clamp(-128, 127) as i8
+            } else {
+                -128
+            };
+        }
+    }
+    Ok(())
+}
+
+/// `transpose.out(Tensor input, int[] perm, *, Tensor(a!) out)` →
+/// `arm_transpose_s8`.
+pub const TRANSPOSE_OUT: Kernel = op!(
+    "cortex_m::transpose.out(Tensor input, int[] perm, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let perm = ctx.int_list(1)?;
+        let ([x], [mut out]) = ctx.io([0], [2])?;
+        super::copy::strided::permute(&required(x, 0)?, perm.as_slice(), &mut out)
+    }
+);
+
+/// `quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point,
+/// Tensor rhs_transposed, int rhs_zero_point, int output_zero_point,
+/// int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out)`
+/// → `arm_batch_matmul_s8`: `Σ_k (lhs + lhs_offset)·(rhs_t + rhs_offset)`
+/// (the "zero point" arguments are CMSIS offsets, added), requantized,
+/// `+ output_zero_point`, clamped to int8.
+pub const QUANTIZED_BATCH_MATMUL_OUT: Kernel = op!(
+    "cortex_m::quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_batch_matmul_out
+);
+
+fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let (lhs_off, rhs_off, out_zp) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
+    let (mult, shift) = (i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
+    let ([l, r], [mut out]) = ctx.io([0, 2], [8])?;
+    let (l, r) = (required(l, 0)?, required(r, 2)?);
+    if l.shape.rank() != 3 || r.shape.rank() != 3 || out.shape.rank() != 3 {
+        return Err(bad("batch_matmul ranks"));
+    }
+    let (b, m, k) = (l.shape.size(0), l.shape.size(1), l.shape.size(2));
+    let nn = r.shape.size(1);
+    if r.shape.size(0) != b
+        || r.shape.size(2) != k
+        || out.shape.sizes() != [b as u32, m as u32, nn as u32]
+    {
+        return Err(bad("batch_matmul shapes"));
+    }
+    let (l, r, out) = (l.as_i8()?, r.as_i8()?, out.as_i8_mut()?);
+    if out.is_empty() {
+        // No work, whatever the other sizes are.
+        return Ok(());
+    }
+    let mut dst = out.iter_mut();
+    for bi in 0..b {
+        for i in 0..m {
+            for j in 0..nn {
+                let (Some(lr), Some(rr)) = (
+                    l.get((bi * m + i) * k..(bi * m + i + 1) * k),
+                    r.get((bi * nn + j) * k..(bi * nn + j + 1) * k),
+                ) else {
+                    return Err(bad("batch_matmul index"));
+                };
+                let mut acc = 0i32;
+                for (&a, &c) in lr.iter().zip(rr) {
+                    acc = acc.wrapping_add(
+                        (a as i32)
+                            .wrapping_add(lhs_off)
+                            .wrapping_mul((c as i32).wrapping_add(rhs_off)),
+                    );
+                }
+                let Some(o) = dst.next() else {
+                    return Err(bad("batch_matmul index"));
+                };
+                *o = requantize(acc, mult, shift)
+                    .wrapping_add(out_zp)
+                    .clamp(-128, 127) as i8;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `minimum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
+/// broadcasting) → `arm_minimum_s8`.
+pub const MINIMUM_OUT: Kernel = op!(
+    "cortex_m::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| min_max(ctx, false)
+);
+
+/// `maximum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
+/// broadcasting) → `arm_maximum_s8`.
+pub const MAXIMUM_OUT: Kernel = op!(
+    "cortex_m::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| min_max(ctx, true)
+);
+
+fn min_max(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
+    let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
+    let (a, b) = (required(a, 0)?, required(b, 1)?);
+    let shape = out.shape;
+    let (ad, bd, od) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
+    super::elementwise::for_each_broadcast(&a.shape, &b.shape, &shape, |ia, ib, io| {
+        let (Some(&x), Some(&y), Some(o)) = (ad.get(ia), bd.get(ib), od.get_mut(io)) else {
+            return Err(bad("min/max index"));
+        };
+        *o = if max { x.max(y) } else { x.min(y) };
+        Ok(())
+    })
+}
+
+/// `quantized_div.out(Tensor self, int self_zero_point, Tensor other,
+/// int other_zero_point, int output_zero_point, float output_scale, *,
+/// Tensor(a!) out)`: the quotient of the zero-point-corrected operands in f32
+/// (0 where the divisor is 0), times the effective scale, rounded half to
+/// even, `+ zero point`, clamped to the element type (int8 or int16).
+pub const QUANTIZED_DIV_OUT: Kernel = op!(
+    "cortex_m::quantized_div.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale, *, Tensor(a!) out) -> Tensor(a!)",
+    quantized_div_out
+);
+
+fn quantized_div_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    use crate::math::quantize::round_half_even;
+    let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
+    let scale = ctx.double(5)? as f32;
+    let ([a, b], [mut out]) = ctx.io([0, 2], [6])?;
+    let (a, b) = (required(a, 0)?, required(b, 2)?);
+    if a.numel() != b.numel()
+        || a.numel() != out.numel()
+        || a.dtype != out.dtype
+        || b.dtype != out.dtype
+    {
+        return Err(bad("div operand shapes"));
+    }
+    let q = |x: i32, y: i32| -> f32 {
+        let (n, d) = (x.wrapping_sub(zp1) as f32, y.wrapping_sub(zp2) as f32);
+        let quotient = if d != 0.0 { n / d } else { 0.0 };
+        round_half_even(quotient * scale) + zpo as f32
+    };
+    match out.dtype {
+        etch_runtime::ScalarType::CHAR => {
+            let (ad, bd) = (a.as_i8()?, b.as_i8()?);
+            for ((o, &x), &y) in out.as_i8_mut()?.iter_mut().zip(ad).zip(bd) {
+                *o = q(x as i32, y as i32).clamp(-128.0, 127.0) as i8;
+            }
+        }
+        etch_runtime::ScalarType::SHORT => {
+            let (ad, bd) = (a.as_i16()?, b.as_i16()?);
+            for ((o, &x), &y) in out.as_i16_mut()?.iter_mut().zip(ad).zip(bd) {
+                *o = q(x as i32, y as i32).clamp(-32768.0, 32767.0) as i16;
+            }
+        }
+        _ => return Err(Error::new(ErrorCode::InvalidType, "div dtype", 0)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// `pad_bytes` against a plain per-element reference: every dimension
+    /// padded alone and in pairs, no padding, and an empty input.
+    #[test]
+    fn pad_bytes_matches_reference() {
+        let din = [2usize, 3, 4, 5];
+        let pads: [[(usize, usize); 4]; 6] = [
+            [(0, 0); 4],
+            [(0, 0), (0, 0), (0, 0), (1, 2)],
+            [(0, 0), (0, 0), (2, 1), (0, 0)],
+            [(0, 0), (1, 1), (0, 0), (0, 0)],
+            [(1, 0), (0, 0), (0, 0), (0, 0)],
+            [(0, 0), (1, 2), (2, 0), (0, 3)],
+        ];
+        for p in pads {
+            let dout: [usize; 4] = core::array::from_fn(|k| din[k] + p[k].0 + p[k].1);
+            let pre: [usize; 4] = core::array::from_fn(|k| p[k].0);
+            let x: Vec<u8> = (0..din.iter().product::<usize>())
+                .map(|i| i as u8)
+                .collect();
+            let mut out = std::vec![0u8; dout.iter().product()];
+            pad_bytes(din, dout, pre, 0xEE, &x, &mut out).unwrap();
+            let mut want = std::vec![0xEEu8; out.len()];
+            for a in 0..din[0] {
+                for b in 0..din[1] {
+                    for c in 0..din[2] {
+                        for d in 0..din[3] {
+                            let src = ((a * din[1] + b) * din[2] + c) * din[3] + d;
+                            let dst =
+                                (((a + pre[0]) * dout[1] + b + pre[1]) * dout[2] + c + pre[2])
+                                    * dout[3]
+                                    + d
+                                    + pre[3];
+                            want[dst] = x[src];
+                        }
+                    }
+                }
+            }
+            assert_eq!(out, want, "padding {p:?}");
+        }
+        let mut out = [0u8; 6];
+        pad_bytes([1, 0, 1, 1], [1, 2, 1, 3], [0, 1, 0, 1], 7, &[], &mut out).unwrap();
+        assert_eq!(out, [7; 6]);
+    }
+}

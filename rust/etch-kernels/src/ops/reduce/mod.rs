@@ -1,0 +1,821 @@
+//! Reductions (`sum`, `mean`, `amax`/`amin`, `argmax`/`argmin`,
+//! `max.dim`/`min.dim`, `var`, `cumsum`) and softmax, following ExecuTorch's
+//! `kernels/portable/cpu/util/reduce_util.h`:
+//!
+//! - output element `out_ix` runs row-major over the kept dimensions; its
+//!   reduced elements are visited with the innermost reduced dimension
+//!   fastest, through the input's real strides (any dim order);
+//! - an absent or empty dim list reduces everything, in flat memory order;
+//! - accumulation is one sequential accumulator seeded with the first
+//!   (mapped) element, then `acc = reduce(map(x), acc)`: no pairwise sums.
+//!
+//! [`ReducePlan`] and [`for_each_slice`] are the two walks; the kernels
+//! below are the upstream lambdas on top of them.
+
+// Generic helpers that only unselected element types (`dtype-*` features)
+// reach are unused in such builds.
+#![cfg_attr(not(feature = "all-dtypes"), allow(dead_code))]
+
+use etch_runtime::context::required;
+use etch_runtime::{
+    op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, Shape, TensorView,
+};
+
+use super::dtype::real::{self as num, Real};
+
+/// The kernels of this family the build selected (`op-*` features, all
+/// of them with `reduce-ops`).
+pub const KERNELS: &[Kernel] = &[
+    #[cfg(feature = "op-aten-mean-out")]
+    MEAN_OUT,
+    #[cfg(feature = "op-aten-mean-dtype_out")]
+    MEAN_DTYPE_OUT,
+    #[cfg(feature = "op-aten-sum-IntList_out")]
+    SUM_INTLIST_OUT,
+    #[cfg(feature = "op-aten-amax-out")]
+    AMAX_OUT,
+    #[cfg(feature = "op-aten-amin-out")]
+    AMIN_OUT,
+    #[cfg(feature = "op-aten-argmax-out")]
+    ARGMAX_OUT,
+    #[cfg(feature = "op-aten-argmin-out")]
+    ARGMIN_OUT,
+    #[cfg(feature = "op-aten-max-dim_max")]
+    MAX_DIM_MAX,
+    #[cfg(feature = "op-aten-min-dim_min")]
+    MIN_DIM_MIN,
+    #[cfg(feature = "op-aten-var-correction_out")]
+    VAR_CORRECTION_OUT,
+    #[cfg(feature = "op-aten-cumsum-out")]
+    CUMSUM_OUT,
+    #[cfg(feature = "op-aten-any-out")]
+    ANY_OUT,
+    #[cfg(feature = "op-aten-any-dims_out")]
+    ANY_DIMS_OUT,
+    #[cfg(feature = "op-aten-any-all_out")]
+    ANY_ALL_OUT,
+];
+
+const MAX_RANK: usize = 16;
+
+use crate::ops::bad;
+
+pub(crate) fn bad_dtype(what: &'static str, dtype: ScalarType) -> Error {
+    Error::new(ErrorCode::InvalidArgument, what, dtype.0 as u32)
+}
+
+/// `dim` normalized against `rank` (a 0-d tensor takes 0 or -1), or
+/// `InvalidArgument`.
+pub(crate) fn normalize_dim(dim: i64, rank: usize) -> Result<usize> {
+    let r = rank.max(1) as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if (0..r).contains(&d) {
+        Ok(d as usize)
+    } else {
+        Err(bad("dim out of range"))
+    }
+}
+
+/// Which input elements reduce into each output element
+/// (`ApplyOverDimListPlan`).
+pub(crate) struct ReducePlan {
+    rank: usize,
+    sizes: [usize; MAX_RANK],
+    strides: [usize; MAX_RANK],
+    /// Bit `d` set: dimension `d` is reduced. 0 with `all`.
+    mask: u32,
+    /// No dim list (or an empty one, or a 0-d input): everything, flat.
+    all: bool,
+    numel: usize,
+    /// Elements per output (`get_reduced_dim_product`).
+    pub reduced: usize,
+    /// Output elements (`get_out_numel`).
+    pub out_numel: usize,
+}
+
+impl ReducePlan {
+    /// Upstream's `check_dim_list_is_valid`: each dim in range, none twice.
+    pub fn new(shape: &Shape, dims: Option<&[i64]>) -> Result<ReducePlan> {
+        let rank = shape.rank();
+        let mut plan = ReducePlan {
+            rank,
+            sizes: [0; MAX_RANK],
+            strides: shape.strides(),
+            mask: 0,
+            all: true,
+            numel: shape.numel(),
+            reduced: shape.numel(),
+            out_numel: 1,
+        };
+        for (s, v) in plan.sizes.iter_mut().zip(shape.sizes()) {
+            *s = v as usize;
+        }
+        let dims = dims.unwrap_or(&[]);
+        for &d in dims {
+            let d = normalize_dim(d, rank)?;
+            if plan.mask & (1 << d) != 0 {
+                return Err(bad("dim appears twice in the dim list"));
+            }
+            plan.mask |= 1 << d;
+        }
+        if rank == 0 {
+            plan.mask = 0;
+            plan.reduced = 1;
+        } else if !dims.is_empty() {
+            plan.all = false;
+            plan.reduced = 1;
+            for (d, &size) in plan.sizes.iter().enumerate().take(rank) {
+                if plan.mask & (1 << d) != 0 {
+                    plan.reduced = plan.reduced.saturating_mul(size);
+                } else {
+                    plan.out_numel = plan.out_numel.saturating_mul(size);
+                }
+            }
+        }
+        Ok(plan)
+    }
+
+    /// Plan of a single optional dim (`argmax`, `max.dim`): `None` is all.
+    pub fn single(shape: &Shape, dim: Option<i64>) -> Result<ReducePlan> {
+        match dim {
+            None => ReducePlan::new(shape, None),
+            Some(d) => ReducePlan::new(shape, Some(&[d])),
+        }
+    }
+
+    /// Whether `out` has the sizes upstream's `resize_reduction_out` gives:
+    /// reduced dims kept as 1 (`keepdim`) or dropped.
+    pub fn check_out(&self, out: &Shape, keepdim: bool) -> Result<()> {
+        let o = out.sizes();
+        let ok = if keepdim {
+            o.len() == self.rank
+                && o.iter().enumerate().all(|(d, s)| {
+                    let kept = !self.all && self.mask & (1 << d) == 0;
+                    let want = if kept {
+                        self.sizes.get(d).copied()
+                    } else {
+                        Some(1)
+                    };
+                    want == Some(s as usize)
+                })
+        } else if self.all {
+            o.is_empty()
+        } else {
+            let mut kept = (0..self.rank)
+                .filter(|&d| self.mask & (1 << d) == 0)
+                .map(|d| self.sizes.get(d).copied().unwrap_or(0));
+            o.iter().all(|s| kept.next() == Some(s as usize)) && kept.next().is_none()
+        };
+        if !ok {
+            return Err(bad("reduction output shape"));
+        }
+        // Outputs are written at `out_ix`, row-major over the kept dims.
+        if !out.is_contiguous() {
+            return Err(bad("reduction output dim order"));
+        }
+        Ok(())
+    }
+
+    /// Input offset of the first element of output `out_ix` (`get_init_index`).
+    fn base(&self, out_ix: usize) -> usize {
+        if self.all {
+            return 0;
+        }
+        let mut rest = out_ix;
+        let mut base = 0usize;
+        for d in (0..self.rank).rev() {
+            if self.mask & (1 << d) != 0 {
+                continue;
+            }
+            let (Some(&size), Some(&stride)) = (self.sizes.get(d), self.strides.get(d)) else {
+                break;
+            };
+            if size == 0 {
+                return 0;
+            }
+            base += rest.checked_rem(size).unwrap_or(0) * stride;
+            rest = rest.checked_div(size).unwrap_or(0);
+        }
+        base
+    }
+
+    /// Calls `f(input_offset, k)` for the `k`-th element reduced into
+    /// output `out_ix`, in upstream's order; nothing for an empty input.
+    pub fn visit(
+        &self,
+        out_ix: usize,
+        mut f: impl FnMut(usize, usize) -> Result<()>,
+    ) -> Result<()> {
+        if self.numel == 0 {
+            return Ok(());
+        }
+        if self.all {
+            for i in 0..self.numel {
+                f(i, i)?;
+            }
+            return Ok(());
+        }
+        let mut idx = [0usize; MAX_RANK];
+        let mut off = self.base(out_ix);
+        for k in 0..self.reduced {
+            f(off, k)?;
+            // Odometer over the reduced dims, innermost fastest.
+            for d in (0..self.rank).rev() {
+                if self.mask & (1 << d) == 0 {
+                    continue;
+                }
+                let (Some(i), Some(&size), Some(&stride)) =
+                    (idx.get_mut(d), self.sizes.get(d), self.strides.get(d))
+                else {
+                    break;
+                };
+                *i += 1;
+                off += stride;
+                if *i < size {
+                    break;
+                }
+                off -= size * stride;
+                *i = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// `map_reduce`: `acc = map(first)`, then `acc = reduce(map(x), acc)`;
+    /// `None` for an empty input.
+    pub fn map_reduce<T: Real, A: Copy>(
+        &self,
+        data: &[T],
+        out_ix: usize,
+        map: impl Fn(T) -> A,
+        reduce: impl Fn(A, A) -> A,
+    ) -> Result<Option<A>> {
+        let mut acc: Option<A> = None;
+        self.visit(out_ix, |i, _| {
+            let v = map(*data.get(i).ok_or(bad("reduction index"))?);
+            acc = Some(match acc {
+                None => v,
+                Some(a) => reduce(v, a),
+            });
+            Ok(())
+        })?;
+        Ok(acc)
+    }
+}
+
+/// For every 1-D slice of `shape` along `dim` (all other coordinates, row
+/// major), calls `f(base, stride, size)`: element `j` of the slice is at
+/// `base + j·stride` (upstream `apply_over_dim`, over any dim order).
+pub(crate) fn for_each_slice(
+    shape: &Shape,
+    dim: usize,
+    mut f: impl FnMut(usize, usize, usize) -> Result<()>,
+) -> Result<()> {
+    let rank = shape.rank();
+    if rank == 0 {
+        return f(0, 1, shape.numel());
+    }
+    let strides = shape.strides();
+    let size = shape.size(dim as isize);
+    let stride = strides.get(dim).copied().unwrap_or(1);
+    if shape.numel() == 0 {
+        return Ok(());
+    }
+    let slices = shape.numel() / size.max(1);
+    let mut idx = [0usize; MAX_RANK];
+    let mut base = 0usize;
+    for _ in 0..slices {
+        f(base, stride, size)?;
+        for d in (0..rank).rev() {
+            if d == dim {
+                continue;
+            }
+            let (Some(i), Some(&st)) = (idx.get_mut(d), strides.get(d)) else {
+                break;
+            };
+            let sz = shape.size(d as isize);
+            *i += 1;
+            base += st;
+            if *i < sz {
+                break;
+            }
+            base -= sz * st;
+            *i = 0;
+        }
+    }
+    Ok(())
+}
+
+/// `dim`, `int[1]? dim` and `int[] dim` arguments: `None` when Null.
+fn opt_dims(
+    ctx: &KernelContext<'_, '_>,
+    i: usize,
+) -> Result<Option<etch_runtime::context::IntList>> {
+    Ok(if ctx.is_null(i)? {
+        None
+    } else {
+        Some(ctx.int_list(i)?)
+    })
+}
+
+fn opt_scalar_type(ctx: &KernelContext<'_, '_>, i: usize) -> Result<Option<ScalarType>> {
+    Ok(if ctx.is_null(i)? {
+        None
+    } else {
+        Some(ctx.scalar_type(i)?)
+    })
+}
+
+fn is_float(t: ScalarType) -> bool {
+    matches!(
+        t,
+        ScalarType::FLOAT | ScalarType::DOUBLE | ScalarType::HALF | ScalarType::BFLOAT16
+    )
+}
+
+// ---------------------------------------------------------------- sum, mean
+
+/// Sum (and mean) of one output element in accumulator type `A` (= the
+/// output dtype): `op_sum.cpp`'s fast path (`seed_zero`: one innermost dim,
+/// in dtype == out dtype: `acc = 0; acc += x`) or general path
+/// (`acc = (A)first; acc = acc + (A)x`). They differ only for an all −0.0
+/// slice (+0.0 vs −0.0). Empty → 0.
+fn sum_into<A: Real>(
+    plan: &ReducePlan,
+    x: &TensorView<'_>,
+    out: &mut [u8],
+    seed_zero: bool,
+    finish: impl Fn(A) -> A,
+) -> Result<()> {
+    let load = num::loader::<A>(x.dtype)?;
+    let out = num::slice_mut::<A>(out)?;
+    if out.len() != plan.out_numel {
+        return Err(bad("reduction output size"));
+    }
+    for (out_ix, o) in out.iter_mut().enumerate() {
+        let mut acc: Option<A> = seed_zero.then_some(A::ZERO);
+        plan.visit(out_ix, |i, _| {
+            let v = load(x.data, i).ok_or(bad("reduction index"))?;
+            acc = Some(match acc {
+                None => v,
+                Some(a) => a.add(v),
+            });
+            Ok(())
+        })?;
+        *o = finish(acc.unwrap_or(A::ZERO));
+    }
+    Ok(())
+}
+
+/// Upstream's sum/mean checks and plan: `dtype` (if given) equals out's,
+/// dims valid, input in the default dim order, output shape by `keepdim`.
+fn sum_plan(
+    x: &TensorView<'_>,
+    out: &Shape,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<ScalarType>,
+    out_dtype: ScalarType,
+) -> Result<(ReducePlan, bool)> {
+    if dtype.is_some_and(|d| d != out_dtype) {
+        return Err(bad("dtype differs from the output's"));
+    }
+    let plan = ReducePlan::new(&x.shape, dims)?;
+    if !x.shape.is_contiguous() {
+        return Err(bad("reduction input must be contiguous"));
+    }
+    plan.check_out(out, keepdim)?;
+    let rank = x.shape.rank();
+    let fast = x.numel() > 0
+        && x.dtype == out_dtype
+        && matches!(dims, Some([d]) if rank > 0 && normalize_dim(*d, rank).ok() == Some(rank - 1));
+    Ok((plan, fast))
+}
+
+/// `sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *,
+/// ScalarType? dtype=None, Tensor(a!) out)`: portable `op_sum.cpp`, the
+/// accumulator is the output dtype (i8 in → i64 out accumulates in i64).
+/// Not in the pip runtime's portable set (it registers the optimized
+/// `sum`), so references from it are checked against this order.
+pub const SUM_INTLIST_OUT: Kernel = op!(
+    "aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dims = opt_dims(ctx, 1)?;
+        let keepdim = ctx.bool(2)?;
+        let dtype = opt_scalar_type(ctx, 3)?;
+        let ([x], [out]) = ctx.io([0], [4])?;
+        let x = required(x, 0)?;
+        let (plan, fast) = sum_plan(
+            &x,
+            &out.shape,
+            dims.as_ref().map(|d| d.as_slice()),
+            keepdim,
+            dtype,
+            out.dtype,
+        )?;
+        let _ = (&plan, fast, &x);
+        crate::for_real_dtypes!(out.dtype, A => sum_into::<A>(&plan, &x, out.data, fast, |s| s),
+            _ => Err(bad_dtype("sum output dtype", out.dtype)))
+    }
+);
+
+/// `mean.out(Tensor self, int[1]? dim, bool keepdim=False, *,
+/// ScalarType? dtype=None, Tensor(a!) out)`: portable `op_mean.cpp`, the sum
+/// as `sum` (accumulator = the float output dtype), then `sum / (float)num`
+/// (division; empty → NaN).
+pub const MEAN_OUT: Kernel = op!(
+    "aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dims = opt_dims(ctx, 1)?;
+        mean(ctx, dims.as_ref().map(|d| d.as_slice()), ctx.bool(2)?, 3)
+    }
+);
+
+/// `mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!)
+/// out)`: `mean.out` over all dimensions (what `x.mean()` exports to).
+pub const MEAN_DTYPE_OUT: Kernel = op!(
+    "aten::mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| mean(ctx, None, false, 1)
+);
+
+fn mean(
+    ctx: &mut KernelContext<'_, '_>,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype_arg: usize,
+) -> Result<()> {
+    let dtype = opt_scalar_type(ctx, dtype_arg)?;
+    let ([x], [out]) = ctx.io([0], [dtype_arg + 1])?;
+    let x = required(x, 0)?;
+    // `check_mean_dim_args`: a float dtype, or float input and output.
+    let floats = match dtype {
+        Some(d) => is_float(d),
+        None => is_float(x.dtype) && is_float(out.dtype),
+    };
+    if !floats {
+        return Err(bad("mean needs a floating dtype"));
+    }
+    let (plan, fast) = sum_plan(&x, &out.shape, dims, keepdim, dtype, out.dtype)?;
+    let num = plan.reduced as f32;
+    match out.dtype {
+        #[cfg(feature = "dtype-f32")]
+        ScalarType::FLOAT => sum_into::<f32>(&plan, &x, out.data, fast, |s| s / num),
+        _ => {
+            let _ = (plan, fast, num);
+            Err(bad_dtype("mean output dtype", out.dtype))
+        }
+    }
+}
+
+// ------------------------------------------------------------- amax, amin
+
+/// `acc = (isnan(v) || v > acc) ? v : acc` (amin: `<`): NaN wins, ties keep
+/// the earlier element.
+fn amax_amin<T: Real>(plan: &ReducePlan, x: &[T], out: &mut [T], max: bool) -> Result<()> {
+    if out.len() != plan.out_numel {
+        return Err(bad("reduction output size"));
+    }
+    for (out_ix, o) in out.iter_mut().enumerate() {
+        let r = plan.map_reduce(
+            x,
+            out_ix,
+            |v| v,
+            |v, acc| {
+                let wins = if max { v > acc } else { v < acc };
+                if v.is_nan() || wins {
+                    v
+                } else {
+                    acc
+                }
+            },
+        )?;
+        *o = r.ok_or(bad("amax/amin of an empty tensor"))?;
+    }
+    Ok(())
+}
+
+fn amax_amin_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
+    let dims = ctx.int_list(1)?;
+    let keepdim = ctx.bool(2)?;
+    let ([x], [out]) = ctx.io([0], [3])?;
+    let x = required(x, 0)?;
+    if x.dtype != out.dtype {
+        return Err(bad("amax/amin output dtype"));
+    }
+    let plan = ReducePlan::new(&x.shape, Some(dims.as_slice()))?;
+    plan.check_out(&out.shape, keepdim)?;
+    if x.numel() == 0 {
+        // Upstream aborts (ET_CHECK "Input tensor must be nonempty").
+        return Err(bad("amax/amin of an empty tensor"));
+    }
+    let _ = (&plan, max);
+    crate::for_real_dtypes!(x.dtype, T => amax_amin::<T>(&plan, num::slice(x.data)?, num::slice_mut(out.data)?, max),
+        _ => Err(bad_dtype("amax/amin dtype", x.dtype)))
+}
+
+/// `amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *,
+/// Tensor(a!) out)`: portable `op_amax.cpp`.
+pub const AMAX_OUT: Kernel = op!(
+    "aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| amax_amin_out(ctx, true)
+);
+
+/// `amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *,
+/// Tensor(a!) out)`: portable `op_amin.cpp`.
+pub const AMIN_OUT: Kernel = op!(
+    "aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| amax_amin_out(ctx, false)
+);
+
+// ------------------------------------- argmax, argmin, max.dim, min.dim
+
+/// `(value, index)` of each output: seed `(x0, 0)`, then take `(v, k)` when
+/// `!isnan(acc) && (isnan(v) || v > acc)` (`<` for min): the first extreme
+/// and the first NaN win. `k` counts along `dim`, or flat in memory order
+/// when there is no dim.
+fn arg_extreme<T: Real>(
+    plan: &ReducePlan,
+    x: &[T],
+    max: bool,
+    mut write: impl FnMut(usize, T, i64) -> Result<()>,
+) -> Result<()> {
+    for out_ix in 0..plan.out_numel {
+        let mut acc: Option<(T, i64)> = None;
+        plan.visit(out_ix, |i, k| {
+            let v = *x.get(i).ok_or(bad("reduction index"))?;
+            acc = Some(match acc {
+                None => (v, 0),
+                Some((a, ai)) => {
+                    let wins = if max { v > a } else { v < a };
+                    if !a.is_nan() && (v.is_nan() || wins) {
+                        (v, k as i64)
+                    } else {
+                        (a, ai)
+                    }
+                }
+            });
+            Ok(())
+        })?;
+        let (v, k) = acc.ok_or(bad("arg reduction of an empty tensor"))?;
+        write(out_ix, v, k)?;
+    }
+    Ok(())
+}
+
+fn argmax_argmin_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
+    let dim = ctx.opt_int(1)?;
+    let keepdim = ctx.bool(2)?;
+    let ([x], [out]) = ctx.io([0], [3])?;
+    let x = required(x, 0)?;
+    if out.dtype != ScalarType::LONG {
+        return Err(bad("argmax/argmin output must be Long"));
+    }
+    let plan = ReducePlan::single(&x.shape, dim)?;
+    plan.check_out(&out.shape, keepdim)?;
+    // With a dim the reduced dim must be non-empty; without one upstream
+    // aborts on an empty input.
+    if x.numel() == 0 {
+        return Err(bad("argmax/argmin of an empty tensor"));
+    }
+    let od = num::slice_mut::<i64>(out.data)?;
+    if od.len() != plan.out_numel {
+        return Err(bad("reduction output size"));
+    }
+    let _ = (&plan, max, &mut *od);
+    crate::for_real_dtypes!(x.dtype, T => arg_extreme::<T>(&plan, num::slice(x.data)?, max, |o, _, k| {
+            *od.get_mut(o).ok_or(bad("reduction output size"))? = k;
+            Ok(())
+        }),
+        _ => Err(bad_dtype("argmax/argmin dtype", x.dtype)))
+}
+
+/// `argmax.out(Tensor self, int? dim=None, bool keepdim=False, *,
+/// Tensor(a!) out)`: portable `op_argmax.cpp`, Long indices.
+pub const ARGMAX_OUT: Kernel = op!(
+    "aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| argmax_argmin_out(ctx, true)
+);
+
+/// `argmin.out(Tensor self, int? dim=None, bool keepdim=False, *,
+/// Tensor(a!) out)`: portable `op_argmin.cpp`, Long indices.
+pub const ARGMIN_OUT: Kernel = op!(
+    "aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| argmax_argmin_out(ctx, false)
+);
+
+fn max_min_dim_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
+    let dim = ctx.int(1)?;
+    let keepdim = ctx.bool(2)?;
+    let ([x], [values, indices]) = ctx.io([0], [3, 4])?;
+    let x = required(x, 0)?;
+    if values.dtype != x.dtype || indices.dtype != ScalarType::LONG {
+        return Err(bad("max/min.dim output dtypes"));
+    }
+    if values.shape.sizes() != indices.shape.sizes() {
+        return Err(bad("max/min.dim values and indices differ in shape"));
+    }
+    let plan = ReducePlan::single(&x.shape, Some(dim))?;
+    plan.check_out(&values.shape, keepdim)?;
+    plan.check_out(&indices.shape, keepdim)?;
+    if x.numel() == 0 {
+        return Err(bad("max/min.dim of an empty dim"));
+    }
+    let id = num::slice_mut::<i64>(indices.data)?;
+    if id.len() != plan.out_numel {
+        return Err(bad("reduction output size"));
+    }
+    let _ = (&plan, max, &mut *id, &values.data);
+    crate::for_real_dtypes!(x.dtype, T => {
+            let vd = num::slice_mut::<T>(values.data)?;
+            arg_extreme::<T>(&plan, num::slice(x.data)?, max, |o, v, k| {
+                *vd.get_mut(o).ok_or(bad("reduction output size"))? = v;
+                *id.get_mut(o).ok_or(bad("reduction output size"))? = k;
+                Ok(())
+            })
+        },
+        _ => Err(bad_dtype("max/min.dim dtype", x.dtype)))
+}
+
+/// `max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max,
+/// Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`:
+/// portable `op_max.cpp`.
+pub const MAX_DIM_MAX: Kernel = op!(
+    "aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+    |ctx| max_min_dim_out(ctx, true)
+);
+
+/// `min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min,
+/// Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`:
+/// portable `op_min.cpp`.
+pub const MIN_DIM_MIN: Kernel = op!(
+    "aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+    |ctx| max_min_dim_out(ctx, false)
+);
+
+// -------------------------------------------------------------------- var
+
+/// `var.correction_out(Tensor self, int[1]? dim=None, *, Scalar?
+/// correction=None, bool keepdim=False, Tensor(a!) out)`, f32: portable
+/// `op_var.cpp` `compute_variance`: `sum` (seeded, f32), `mean = sum /
+/// (float)num`, `sum2 = Σ (x − mean)·(x − mean)` (seeded, f32), then
+/// `sum2 / denominator` in **f64** (`denominator = num − correction` is a
+/// double), rounded to f32; NaN when `num == 0` or `denominator <= 0`.
+pub const VAR_CORRECTION_OUT: Kernel = op!(
+    "aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dims = opt_dims(ctx, 1)?;
+        let correction = if ctx.is_null(2)? {
+            1.0
+        } else {
+            ctx.scalar_f64(2)?
+        };
+        let keepdim = ctx.bool(3)?;
+        let ([x], [mut out]) = ctx.io([0], [4])?;
+        let x = required(x, 0)?;
+        let plan = ReducePlan::new(&x.shape, dims.as_ref().map(|d| d.as_slice()))?;
+        plan.check_out(&out.shape, keepdim)?;
+        if x.dtype != ScalarType::FLOAT || out.dtype != ScalarType::FLOAT {
+            return Err(bad_dtype("var dtype", x.dtype));
+        }
+        let (xd, od) = (x.as_f32()?, out.as_f32_mut()?);
+        if od.len() != plan.out_numel {
+            return Err(bad("reduction output size"));
+        }
+        let num = plan.reduced;
+        let denominator = num as f64 - correction;
+        for (out_ix, o) in od.iter_mut().enumerate() {
+            if num == 0 || denominator <= 0.0 {
+                *o = f32::NAN;
+                continue;
+            }
+            let Some(sum) = plan.map_reduce(xd, out_ix, |v| v, |v, a| a + v)? else {
+                continue; // empty input: upstream leaves the output as is
+            };
+            let mean = sum / num as f32;
+            let sum2 = plan
+                .map_reduce(xd, out_ix, |v| (v - mean) * (v - mean), |v, a| a + v)?
+                .unwrap_or(0.0);
+            *o = (sum2 as f64 / denominator) as f32;
+        }
+        Ok(())
+    }
+);
+
+// ----------------------------------------------------------------- cumsum
+
+/// `cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None,
+/// Tensor(a!) out)`: portable `op_cumsum.cpp`, in the output dtype:
+/// `out[0] = (OUT)x[0]`, `out[j] = (OUT)x[j] + out[j−1]` along `dim`.
+pub const CUMSUM_OUT: Kernel = op!(
+    "aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dim = ctx.int(1)?;
+        let dtype = opt_scalar_type(ctx, 2)?;
+        let ([x], [out]) = ctx.io([0], [3])?;
+        let x = required(x, 0)?;
+        if dtype.is_some_and(|d| d != out.dtype) {
+            return Err(bad("dtype differs from the output's"));
+        }
+        if x.shape.sizes() != out.shape.sizes() || !x.shape.memory_order_matches(out.shape.dim_order()) {
+            return Err(bad("cumsum output shape or dim order"));
+        }
+        let dim = normalize_dim(dim, x.shape.rank())?;
+        let _ = dim;
+        crate::for_real_dtypes!(out.dtype, A => {
+                let load = num::loader::<A>(x.dtype)?;
+                let od = num::slice_mut::<A>(out.data)?;
+                for_each_slice(&x.shape, dim, |base, stride, size| {
+                    let mut prev: Option<A> = None;
+                    for j in 0..size {
+                        let at = base + j * stride;
+                        let v = load(x.data, at).ok_or(bad("cumsum index"))?;
+                        let s = match prev {
+                            None => v,
+                            Some(p) => v.add(p),
+                        };
+                        *od.get_mut(at).ok_or(bad("cumsum index"))? = s;
+                        prev = Some(s);
+                    }
+                    Ok(())
+                })
+            },
+            _ => Err(bad_dtype("cumsum output dtype", out.dtype)))
+    }
+);
+
+// ------------------------------------------------------- softmax family
+
+// -------------------------------------------------------------------- any
+
+/// `static_cast<bool>(x)` of element `i` (NaN is true), for Bool and the
+/// real dtypes this build selected.
+fn truth(t: &TensorView<'_>) -> Result<num::Load<bool>> {
+    fn load<T: Real>(data: &[u8], i: usize) -> Option<bool> {
+        let size = core::mem::size_of::<T>();
+        let bytes = data.get(i.checked_mul(size)?..)?.get(..size)?;
+        let v = bytemuck::pod_read_unaligned::<T>(bytes);
+        Some(v.is_nan() || v != T::ZERO)
+    }
+    if t.dtype == ScalarType::BOOL {
+        return Ok(load::<u8>);
+    }
+    crate::for_real_dtypes!(t.dtype, T => Ok(load::<T> as num::Load<bool>),
+        _ => Err(bad_dtype("any input dtype", t.dtype)))
+}
+
+/// Portable `op_any.cpp`: `out = acc || bool(x)` over the reduced elements
+/// (false when there are none), Bool or Byte output.
+fn any_out(
+    ctx: &mut KernelContext<'_, '_>,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    out_arg: usize,
+) -> Result<()> {
+    let ([x], [out]) = ctx.io([0], [out_arg])?;
+    let x = required(x, 0)?;
+    if out.dtype != ScalarType::BOOL && out.dtype != ScalarType::BYTE {
+        return Err(bad_dtype("any output dtype", out.dtype));
+    }
+    let plan = ReducePlan::new(&x.shape, dims)?;
+    plan.check_out(&out.shape, keepdim)?;
+    let load = truth(&x)?;
+    if out.data.len() != plan.out_numel {
+        return Err(bad("reduction output size"));
+    }
+    for (out_ix, o) in out.data.iter_mut().enumerate() {
+        let mut any = false;
+        plan.visit(out_ix, |i, _| {
+            any = any || load(x.data, i).ok_or(bad("reduction index"))?;
+            Ok(())
+        })?;
+        *o = u8::from(any);
+    }
+    Ok(())
+}
+
+/// `any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out)`.
+pub const ANY_OUT: Kernel = op!(
+    "aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dim = [ctx.int(1)?];
+        any_out(ctx, Some(&dim), ctx.bool(2)?, 3)
+    }
+);
+
+/// `any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *,
+/// Tensor(a!) out)`.
+pub const ANY_DIMS_OUT: Kernel = op!(
+    "aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dims = opt_dims(ctx, 1)?;
+        any_out(ctx, dims.as_ref().map(|d| d.as_slice()), ctx.bool(2)?, 3)
+    }
+);
+
+/// `any.all_out(Tensor self, *, Tensor(a!) out)`.
+pub const ANY_ALL_OUT: Kernel = op!(
+    "aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| any_out(ctx, None, false, 1)
+);
+
+// ------------------------------------------------------------- pooling

@@ -1,0 +1,103 @@
+//! Tensors put together: `cat`, `stack`.
+
+use etch_runtime::context::required;
+use etch_runtime::tensor::{TensorView, TensorViewMut};
+use etch_runtime::{op, Kernel, KernelContext, Result};
+
+use crate::ops::bad;
+use crate::ops::copy::{
+    strided as copy,
+    walk::{copy_walk, elem_size, norm_dim, signed_strides, Side, MAX_WALK},
+};
+
+/// `cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out)`: inputs placed
+/// one after another along `dim`; empty 1-D inputs are skipped as upstream.
+pub const CAT_OUT: Kernel = op!(
+    "aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+    cat_out
+);
+
+fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let n = ctx.tensor_list_len(0)?;
+    let dim = ctx.int(1)?;
+    let out_value = ctx.value_index(2)?;
+    let mut offset = 0usize; // position along `dim`
+    for k in 0..n {
+        let v = ctx.tensor_list_item(0, k)?;
+        let ([x], [out]) = ctx.io_values([Some(v)], [out_value])?;
+        let x = required(x, 0)?;
+        if x.numel() == 0 {
+            continue;
+        }
+        let rank = out.shape.rank() as i64;
+        let d = if dim < 0 { dim + rank } else { dim };
+        if !(0..rank).contains(&d) || x.shape.rank() != out.shape.rank() || x.dtype != out.dtype {
+            return Err(bad("cat shapes"));
+        }
+        let d = d as usize;
+        let os = out.shape.strides();
+        let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
+        let start = offset * os.get(d).copied().unwrap_or(0) * elem;
+        let dst = out.data.get_mut(start..).ok_or(bad("cat offset"))?;
+        copy::strided_copy(x.data, &x.shape.strides(), dst, &os, x.shape.sizes(), elem)?;
+        offset += x.shape.size(d as isize);
+    }
+    Ok(())
+}
+
+/// `stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out)`: inputs of
+/// one shape placed along a new dimension `dim ∈ [-(rank+1), rank]`.
+pub const STACK_OUT: Kernel = op!(
+    "aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let (n, dim) = (ctx.tensor_list_len(0)?, ctx.int(1)?);
+        let out_value = ctx.value_index(2)?;
+        if n == 0 {
+            return Err(bad("stack of no tensors"));
+        }
+        for k in 0..n {
+            let v = ctx.tensor_list_item(0, k)?;
+            let ([x], [mut out]) = ctx.io_values([Some(v)], [out_value])?;
+            stack_one(&required(x, 0)?, k, n, dim, &mut out)?;
+        }
+        Ok(())
+    }
+);
+
+/// Places input `k` of `n` at index `k` of the new dimension `dim` of `out`.
+pub(super) fn stack_one(
+    x: &TensorView<'_>,
+    k: usize,
+    n: usize,
+    dim: i64,
+    out: &mut TensorViewMut<'_>,
+) -> Result<()> {
+    let rank = x.shape.rank();
+    let dim = norm_dim(dim, rank + 1)?;
+    if out.shape.rank() != rank + 1 || out.shape.size(dim as isize) != n || x.dtype != out.dtype {
+        return Err(bad("stack output shape"));
+    }
+    let os = signed_strides(&out.shape);
+    let (mut dst_strides, mut sizes) = ([0isize; MAX_WALK], [0usize; MAX_WALK]);
+    for d in 0..rank {
+        let od = if d < dim { d } else { d + 1 };
+        let size = x.shape.size(d as isize);
+        if out.shape.size(od as isize) != size {
+            return Err(bad("stack input shapes"));
+        }
+        if let (Some(st), Some(sz)) = (dst_strides.get_mut(d), sizes.get_mut(d)) {
+            *st = os.get(od).copied().unwrap_or(0);
+            *sz = size;
+        }
+    }
+    let elem = elem_size(x.dtype)?;
+    let base = k * out.shape.strides().get(dim).copied().unwrap_or(0);
+    copy_walk(
+        sizes.get(..rank).unwrap_or(&[]),
+        x.data,
+        Side::new(0, &signed_strides(&x.shape)),
+        out.data,
+        Side::new(base, &dst_strides),
+        elem,
+    )
+}

@@ -1,0 +1,146 @@
+//! Copies that keep the elements and change the view: `view_copy`,
+//! `permute_copy`, `squeeze_copy`, `unsqueeze_copy`, `expand_copy`,
+//! `transpose_copy`, `t_copy`.
+
+use etch_runtime::context::required;
+use etch_runtime::tensor::{TensorView, TensorViewMut};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+
+use super::slice::move_into;
+use crate::ops::bad;
+use crate::ops::copy::{
+    strided as copy,
+    walk::{norm_dim, signed_strides, sizes_of, MAX_WALK},
+};
+
+/// `permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out)`.
+pub const PERMUTE_COPY_OUT: Kernel = op!(
+    "aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let dims = ctx.int_list(1)?;
+        let ([x], [mut out]) = ctx.io([0], [2])?;
+        copy::permute(&required(x, 0)?, dims.as_slice(), &mut out)
+    }
+);
+
+/// `view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out)`: same
+/// elements in logical order, new sizes.
+pub const VIEW_COPY_OUT: Kernel = op!(
+    "aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let ([x], [out]) = ctx.io([0], [2])?;
+        let x = required(x, 0)?;
+        if x.dtype != out.dtype || x.numel() != out.numel() {
+            return Err(bad("view_copy size or dtype"));
+        }
+        if !x.shape.is_contiguous() || !out.shape.is_contiguous() {
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                "view_copy of a non-contiguous tensor",
+                0,
+            ));
+        }
+        etch_runtime::memory::copy_slice(out.data, x.data);
+        Ok(())
+    }
+);
+
+/// Copy ops whose output has the input's elements in logical order under
+/// new sizes (`unsqueeze_copy`, `squeeze_copy`): contiguous only.
+fn reshape_copy(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
+    let ([x], [out]) = ctx.io([0], [out_arg])?;
+    let x = required(x, 0)?;
+    if x.dtype != out.dtype
+        || x.numel() != out.numel()
+        || !x.shape.is_contiguous()
+        || !out.shape.is_contiguous()
+    {
+        return Err(bad("reshape copy shapes"));
+    }
+    etch_runtime::memory::copy_slice(out.data, x.data);
+    Ok(())
+}
+
+/// `unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out)`.
+pub const UNSQUEEZE_COPY_OUT: Kernel = op!(
+    "aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| reshape_copy(ctx, 2)
+);
+
+/// `squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out)`.
+pub const SQUEEZE_COPY_DIMS_OUT: Kernel = op!(
+    "aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| reshape_copy(ctx, 2)
+);
+
+/// `expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False,
+/// Tensor(a!) out)`: broadcast copy (stride 0 along expanded dimensions).
+pub const EXPAND_COPY_OUT: Kernel = op!(
+    "aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let ([x], [out]) = ctx.io([0], [3])?;
+        let x = required(x, 0)?;
+        let strides = crate::ops::elementwise::broadcast_strides(&x.shape, &out.shape)?;
+        let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
+        let (os, sizes) = (out.shape.strides(), out.shape);
+        copy::strided_copy(x.data, &strides, out.data, &os, sizes.sizes(), elem)
+    }
+);
+
+/// `out` = `x` with dimensions `d0` and `d1` swapped.
+pub fn transpose(
+    x: &TensorView<'_>,
+    d0: usize,
+    d1: usize,
+    out: &mut TensorViewMut<'_>,
+) -> Result<()> {
+    let rank = x.shape.rank();
+    let mut strides = signed_strides(&x.shape);
+    if out.shape.rank() != rank {
+        return Err(bad("transpose output rank"));
+    }
+    strides.swap(d0.min(MAX_WALK - 1), d1.min(MAX_WALK - 1));
+    for d in 0..rank {
+        let src = if d == d0 {
+            d1
+        } else if d == d1 {
+            d0
+        } else {
+            d
+        };
+        if out.shape.size(d as isize) != x.shape.size(src as isize) {
+            return Err(bad("transpose output shape"));
+        }
+    }
+    let sizes = sizes_of(&out.shape);
+    move_into(x, 0, &strides, out, sizes.get(..rank).unwrap_or(&[]))
+}
+
+/// `transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!)
+/// out)` (a 0-dim tensor accepts dims 0 and −1).
+pub const TRANSPOSE_COPY_INT_OUT: Kernel = op!(
+    "aten::transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let (d0, d1) = (ctx.int(1)?, ctx.int(2)?);
+        let ([x], [mut out]) = ctx.io([0], [3])?;
+        let x = required(x, 0)?;
+        let r = x.shape.rank().max(1);
+        let (d0, d1) = (norm_dim(d0, r)?, norm_dim(d1, r)?);
+        transpose(&x, d0, d1, &mut out)
+    }
+);
+
+/// `t_copy.out(Tensor self, *, Tensor(a!) out)`: rank ≤ 2; a copy below
+/// rank 2.
+pub const T_COPY_OUT: Kernel = op!(
+    "aten::t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let ([x], [mut out]) = ctx.io([0], [1])?;
+        let x = required(x, 0)?;
+        match x.shape.rank() {
+            0 | 1 => transpose(&x, 0, 0, &mut out),
+            2 => transpose(&x, 0, 1, &mut out),
+            _ => Err(bad("t_copy of a tensor of rank > 2")),
+        }
+    }
+);
