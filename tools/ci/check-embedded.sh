@@ -42,10 +42,14 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
         # measured size plus a little headroom. Issue 12's targets are
         # 12,288 B with verification and 8,192 B without; a guard becomes
         # its target once the target is met (docs/benchmarks.md, "Footprint").
+        # Issue 23 (mutable buffers initialised at load, PteFile::mutable_data,
+        # JumpFalse end-of-chain check) raised them by 510 / 478 B (10,738 ->
+        # 11,248 B, 8,050 -> 8,528 B: above the 8,192 B target without
+        # verification).
         if [ "$target" = thumbv7em-none-eabihf ]; then
           case $features in
-            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-10748}; goal=12288 ;;
-            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8060}; goal=8192 ;;
+            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11258}; goal=12288 ;;
+            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8538}; goal=8192 ;;
             *) max=""; goal="" ;;
           esac
           if [ -n "$max" ]; then

@@ -342,6 +342,25 @@ impl<'a> PteFile<'a> {
             .ok_or(Error::invalid(what, buffers.position()))
     }
 
+    /// The initial value (`nbytes`) of a mutable planned tensor with
+    /// `data_buffer_idx` (> 0): as ExecuTorch's `getTensorDataPtr`, from the
+    /// program's first `mutable_data_segments` entry, whose offsets table
+    /// `data_buffer_idx` indexes. `InvalidProgram` when there is no such
+    /// entry or offset, its segment is out of range, or the bytes run past
+    /// the segment's end.
+    #[inline(never)]
+    pub fn mutable_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
+        let what = "mutable data outside its segment";
+        let first = self.root.mutable_data_segments()?.get(0)?;
+        let start = first.offsets()?.get(data_buffer_idx as usize)?;
+        let segment = self.segment(first.segment_index()? as usize)?;
+        let start = to_usize(start, what, first.position())?;
+        start
+            .checked_add(nbytes)
+            .and_then(|end| segment.get(start..end))
+            .ok_or(Error::invalid(what, first.position()))
+    }
+
     /// The processed blob a delegate refers to (inline data or a segment).
     #[inline(always)]
     pub fn delegate_data(&self, processed: BackendDelegateDataReference<'a>) -> Result<&'a [u8]> {

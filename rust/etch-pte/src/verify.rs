@@ -532,7 +532,10 @@ impl<'a> Walk<'_, 'a> {
     /// A vector whose length bounds the indices of `range`.
     fn bound_by(&mut self, range: u8, raw: RawVector<'a>) -> Result<()> {
         let v = Vector::<u8>::from_raw(raw);
-        self.bound[(range & 7) as usize] = v.len();
+        // A JumpFalse destination may equal its chain's instruction count:
+        // that ends the chain (how `torch.cond`'s true branch skips a false
+        // branch emitted last), as in ExecuTorch's `Method::execute`.
+        self.bound[(range & 7) as usize] = v.len() + (range == R_INSTRUCTIONS) as usize;
         if range == R_VALUES {
             self.values = Vector::from_raw(raw);
         }

@@ -187,8 +187,7 @@ fn check_tensor(
 /// The first `nbytes` of tensor `t`'s data (for an output that is a view,
 /// `t` is the tensor it aliases): its planned bytes or its constant data.
 /// `InvalidState` when it has neither (not an error at load, where
-/// `check_tensor` calls it for every tensor value), `NotSupported` for a
-/// planned tensor with initial data, `InvalidProgram` for planned bytes
+/// `check_tensor` calls it for every tensor value), `InvalidProgram` for planned bytes
 /// outside their buffer; errors carry `i`. One copy for load's check and
 /// for reading outputs.
 #[inline(never)]
@@ -199,7 +198,6 @@ fn tensor_data<'p>(
     nbytes: usize,
     i: u32,
 ) -> Result<&'p [u8]> {
-    let data_buffer_idx = t.data_buffer_idx()?;
     match t.allocation_info()? {
         Some(a) => {
             let Some(bytes) = planned_bytes(planned, &a, nbytes) else {
@@ -209,19 +207,14 @@ fn tensor_data<'p>(
                     i,
                 ));
             };
-            if data_buffer_idx != 0 {
-                return Err(Error::new(
-                    ErrorCode::NotSupported,
-                    "mutable planned tensor with initial data",
-                    i,
-                ));
-            }
+            // A mutable buffer's initial value (`data_buffer_idx` > 0) was
+            // copied into these bytes at load (`Method::reset_state`).
             Ok(bytes)
         }
-        None if data_buffer_idx == 0 => {
-            Err(Error::new(ErrorCode::InvalidState, "tensor has no data", i))
-        }
-        None => meta.constant_data(data_buffer_idx, nbytes),
+        None => match t.data_buffer_idx()? {
+            0 => Err(Error::new(ErrorCode::InvalidState, "tensor has no data", i)),
+            idx => meta.constant_data(idx, nbytes),
+        },
     }
 }
 
@@ -244,6 +237,57 @@ fn planned_bytes<'p>(
     let buf = planned.get((a.memory_id().ok()? as usize).checked_sub(1)?)?;
     let off = a.memory_offset_usize().ok()?;
     buf.get(off..off.checked_add(nbytes)?)
+}
+
+/// `planned_bytes`'s reads, on the mutable buffers (an unreadable
+/// allocation is InvalidProgram to every caller).
+fn planned_mut<'p>(
+    planned: &'p mut [&mut [u8]],
+    a: &AllocationDetails<'_>,
+    n: usize,
+) -> Option<&'p mut [u8]> {
+    let buf = planned.get_mut((a.memory_id().ok()? as usize).checked_sub(1)?)?;
+    let off = a.memory_offset_usize().ok()?;
+    buf.get_mut(off..)?.get_mut(..n)
+}
+
+/// Copies every mutable buffer's initial value from the program into its
+/// planned bytes ([`Method::reset_state`]); `InvalidProgram` (at = the
+/// value) for one outside the mutable data segment or its buffer.
+#[inline(never)]
+fn init_mutable(
+    planned: &mut [&mut [u8]],
+    file: &etch_pte::PteFile<'_>,
+    values: &Vector<'_, EValue<'_>>,
+) -> Result<()> {
+    for i in 0..values.len() {
+        let Value::Tensor(t) = value_of(values, i)? else {
+            continue;
+        };
+        let idx = t.data_buffer_idx()?;
+        let Some(a) = t.allocation_info()? else {
+            continue;
+        };
+        if idx == 0 {
+            continue;
+        }
+        let nbytes = etch_pte::tensor::nbytes(&t)?;
+        let src = file
+            .mutable_data(idx, nbytes)
+            .map_err(|e| e.with_at(i as u32))?;
+        let dst = planned_mut(planned, &a, nbytes).ok_or(Error::new(
+            ErrorCode::InvalidProgram,
+            "planned tensor outside its buffer",
+            i as u32,
+        ))?;
+        // Byte by byte through `black_box`: a copy loop LLVM turns into a
+        // `memcpy` call links compiler_builtins' memcpy (730 B) into the
+        // core, for a copy made once per load or reset.
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = core::hint::black_box(*s);
+        }
+    }
+    Ok(())
 }
 
 fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
@@ -372,6 +416,12 @@ impl<'a, 'm> Method<'a, 'm> {
             state.set_delegate(i, handle, b);
         }
 
+        // The mutable buffers' initial values, before the method is made
+        // (made in place as the result: moved after a call, `Method` was a
+        // `memcpy`).
+        // The file, not `meta`: a reference to `meta` kept it in memory,
+        // and on Armv6-M its 24 bytes were copied there with `memcpy`.
+        init_mutable(planned, &file, &values)?;
         Ok(Method {
             meta: *meta,
             values,
@@ -383,10 +433,35 @@ impl<'a, 'm> Method<'a, 'm> {
         })
     }
 
+    /// Sets every mutable buffer (a planned tensor with an initial value,
+    /// what the exporter makes of a `register_buffer` the model updates in
+    /// place) back to the program's initial value, as loading the method
+    /// again would, without touching anything else: what a stream starts
+    /// over with. `load` calls it once; afterwards the buffers are the
+    /// method's state, carried from one `execute` to the next in the
+    /// caller's planned memory. Mutable buffers the exporter gave no
+    /// initial value (without `InitializedMutableBufferPass`, ExecuTorch
+    /// serializes only their shape: `data_buffer_idx` 0) are ordinary
+    /// planned memory and keep what they hold.
+    ///
+    /// `InvalidProgram` when an initial value lies outside the program's
+    /// mutable data segment (a hostile file; verification rejects it at
+    /// load).
+    pub fn reset_state(&mut self) -> Result<()> {
+        init_mutable(self.planned, &self.meta.file(), &self.values)
+    }
+
     /// The metadata the method was loaded from (operator names per
     /// instruction, I/O facts), without keeping a separate copy of it.
     pub fn meta(&self) -> MethodMeta<'a> {
         self.meta
+    }
+
+    /// Planned buffer `i` (memory id `i + 1`) as the method sees it: the
+    /// caller's memory, borrowed for the method's life. The mutable state
+    /// (`etch inspect` lists where) lives here and nowhere else.
+    pub fn planned_buffer(&self, i: usize) -> Option<&[u8]> {
+        self.planned.get(i).map(|b| &**b)
     }
 
     /// Caps instructions per `execute` (against malformed jump loops).
@@ -438,17 +513,6 @@ impl<'a, 'm> Method<'a, 'm> {
                 i as u32,
             ));
         };
-        // `planned_bytes`'s reads, on the mutable buffers (an unreadable
-        // allocation is InvalidProgram here too).
-        fn planned_mut<'p>(
-            planned: &'p mut [&mut [u8]],
-            a: &AllocationDetails<'_>,
-            n: usize,
-        ) -> Option<&'p mut [u8]> {
-            let buf = planned.get_mut((a.memory_id().ok()? as usize).checked_sub(1)?)?;
-            let off = a.memory_offset_usize().ok()?;
-            buf.get_mut(off..)?.get_mut(..n)
-        }
         let dst = planned_mut(self.planned, &a, bytes.len()).ok_or(Error::new(
             ErrorCode::InvalidProgram,
             "input outside its buffer",
@@ -609,13 +673,23 @@ impl<'a, 'm> Method<'a, 'm> {
                     cond_value_index,
                     destination_instruction,
                 } => {
-                    // A destination past its chain (or negative) ends the
-                    // chain: the next chain's first instruction.
+                    // A destination equal to the chain's instruction count
+                    // ends the chain (the next chain's first instruction);
+                    // past it or negative is InvalidProgram (verification
+                    // rejects it at load).
                     if !self
                         .condition(cond_value_index as usize)
                         .map_err(at_index)?
                     {
-                        next = at.base + (destination_instruction as usize).min(at.len);
+                        let d = destination_instruction as u32 as usize;
+                        if d > at.len {
+                            return Err(Error::new(
+                                ErrorCode::InvalidProgram,
+                                "JumpFalse destination out of range",
+                                index as u32,
+                            ));
+                        }
+                        next = at.base + d;
                     }
                 }
                 InstructionArgs::FreeCall { .. } => {

@@ -360,38 +360,40 @@ fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
     fb.method_file(values, chains, operators, &[2, 1])
 }
 
-/// A JumpFalse destination is an index in its own chain; one past the
-/// chain's end (or negative) ends the chain, and the next chain runs
-/// (`Verification::Minimal`: the verifier rejects such a destination).
+/// A JumpFalse destination is an index in its own chain; its instruction
+/// count ends the chain (the next chain runs: how the exporter's
+/// `torch.cond` skips a false branch emitted last); past it or negative is
+/// InvalidProgram: at load with verification, when the jump is taken
+/// without it (`Verification::Minimal`).
 #[test]
 fn jump_destinations_are_chain_local() {
     use I::*;
-    let cases: [(&[&[I]], [i64; 2]); 5] = [
-        // Past the end of chain 0: chain 1 still runs (v1 = v2 + 1 = 1).
-        (&[&[JumpFalse(7), Inc(0, 2)], &[Inc(2, 1)]], [0, 1]),
-        (&[&[JumpFalse(2), Inc(0, 2)], &[Inc(2, 1)]], [0, 1]),
-        (&[&[JumpFalse(-1), Inc(0, 2)], &[Inc(2, 1)]], [0, 1]),
+    // Expected outputs, or None: InvalidProgram at the jump (instruction 0).
+    type Case<'a> = (&'a [&'a [I]], Option<[i64; 2]>);
+    let cases: [Case; 6] = [
+        // The end of chain 0: chain 1 still runs (v1 = v2 + 1 = 1).
+        (&[&[JumpFalse(2), Inc(0, 2)], &[Inc(2, 1)]], Some([0, 1])),
+        // Past the end or negative.
+        (&[&[JumpFalse(3), Inc(0, 2)], &[Inc(2, 1)]], None),
+        (&[&[JumpFalse(7), Inc(0, 2)], &[Inc(2, 1)]], None),
+        (&[&[JumpFalse(-1), Inc(0, 2)], &[Inc(2, 1)]], None),
         // Inside chain 1: its own instruction 2, not the plan's third one
         // (which would set v2 = 2 first and give v1 = 3).
         (
             &[&[Inc(1, 2)], &[JumpFalse(2), Inc(2, 2), Inc(2, 1)]],
-            [1, 2],
+            Some([1, 2]),
         ),
-        // Past the plan's last instruction: the run ends.
-        (&[&[Inc(0, 2)], &[JumpFalse(1)]], [6, 0]),
+        // The end of the plan's last chain: the run ends.
+        (&[&[Inc(0, 2)], &[JumpFalse(1)]], Some([6, 0])),
     ];
     for (chains, expected) in cases {
         let (words, len) = jumps(chains);
         let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
-        let in_range = chains.iter().all(|c| {
-            c.iter()
-                .all(|i| !matches!(*i, JumpFalse(d) if d < 0 || d as usize >= c.len()))
-        });
         for verification in [Verification::Minimal, Verification::InternalConsistency] {
             let program = Program::from_bytes(bytes, verification);
             // Without `verify`, InternalConsistency is the minimal check.
             let verified = verification == Verification::InternalConsistency;
-            if !in_range && verified && cfg!(feature = "verify") {
+            if expected.is_none() && verified && cfg!(feature = "verify") {
                 let e = program.err().unwrap();
                 assert_eq!(e.code, ErrorCode::InvalidProgram);
                 continue;
@@ -400,6 +402,15 @@ fn jump_destinations_are_chain_local() {
             let mut state = vec![0u8; meta.method_state_bytes(&KERNELS).unwrap()];
             let mut planned: [&mut [u8]; 0] = [];
             let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
+            let Some(expected) = expected else {
+                // The jump is the first instruction of the run.
+                assert_error(
+                    method.execute().err().unwrap(),
+                    ErrorCode::InvalidProgram,
+                    0,
+                );
+                continue;
+            };
             method.execute().unwrap();
             let ints: Vec<i64> = (0..2)
                 .map(|i| match method.output(i).unwrap() {
