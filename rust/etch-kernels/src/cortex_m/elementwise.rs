@@ -8,10 +8,10 @@
 //! in the kernel scratch ([`ADD_SCRATCH_BYTES`]); per element there is then
 //! one lookup per input and one requantization.
 
+use super::arith::requantize;
 use super::requant::Requant;
 use super::BAD;
 use crate::error::KernelResult;
-use crate::ops::arith::requantize;
 
 /// One add's quantization: per input (zero point, multiplier, shift), the
 /// output's, and the activation range.

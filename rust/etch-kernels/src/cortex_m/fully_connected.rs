@@ -5,7 +5,7 @@
 use super::common::{init, put, row, wsum};
 use super::conv::ConvMac;
 #[allow(unused_imports)]
-use super::dsp::{pack16, smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word};
+use super::isa::dsp::{pack16, smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word};
 use super::requant::Requant;
 use super::{Active, ConvQuant, BAD};
 use crate::error::KernelResult;
@@ -468,7 +468,7 @@ mod tests {
     /// autoencoder's shapes among others) against plain i64 sums.
     #[test]
     fn fc_layers_match_reference() {
-        use super::super::mac::{Dsp, Mve};
+        use super::super::isa::{Dsp, Mve};
         let mut r = Rng(0xfc4);
         for (batches, inf, outf) in [
             (1, 640, 128),

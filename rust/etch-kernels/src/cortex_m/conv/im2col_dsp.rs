@@ -9,7 +9,7 @@
 #![cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
 
 use super::super::common::{row, ConvOperands};
-use super::super::dsp::{pack16, sxtb16, sxtb16_ror8, word};
+use super::super::isa::dsp::{pack16, sxtb16, sxtb16_ror8, word};
 use super::super::requant::Requant;
 use super::super::BAD;
 use super::im2col::{gather, kernel_sums, Pixel};
@@ -246,7 +246,7 @@ fn dot_2x1(packed: &[u32], w: &[i8]) -> [i32; 2] {
 
 #[cfg(not(all(target_arch = "arm", feature = "dsp")))]
 mod imp {
-    use super::super::super::dsp::{smlad, sxtb16, sxtb16_ror8, word};
+    use super::super::super::isa::dsp::{smlad, sxtb16, sxtb16_ror8, word};
 
     #[inline(always)]
     pub(super) fn dot_2x1(packed: &[u32], w: &[i8], groups: usize) -> [i32; 2] {

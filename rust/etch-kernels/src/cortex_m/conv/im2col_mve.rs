@@ -6,7 +6,7 @@
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
 use super::super::common::{row, ConvOperands};
-use super::super::mve::GroupConsts;
+use super::super::isa::mve::GroupConsts;
 use super::super::{ConvQuant, FcEncoding, BAD};
 use super::im2col::{gather, split_scratch, Pixel};
 use crate::error::{KernelError, KernelResult};
@@ -239,7 +239,7 @@ mod imp {
                 "vmladava.s8 r8, q0, q1",
                 "letp lr, 2b",
                 // Lanes 0..3 = rows 0..3, then arm_requantize_mve as
-                // super::super::mve::gemm_x4 does it.
+                // super::super::isa::mve::gemm_x4 does it.
                 "vmov q1[2], q1[0], r0, r4",
                 "vmov q1[3], q1[1], r2, r8",
                 "vldrw.u32 q3, [{c}]",
@@ -284,7 +284,7 @@ mod imp {
 
 #[cfg(not(all(target_arch = "arm", feature = "mve")))]
 mod imp {
-    use super::super::super::mve::{requantize_lane, GroupConsts};
+    use super::super::super::isa::mve::{requantize_lane, GroupConsts};
     use super::GROUP_WORDS;
 
     pub(super) fn rows_x4(x: &[i8], w: &[i8], c: &[i32], o: &mut [i8], groups: usize) {
