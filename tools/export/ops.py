@@ -34,6 +34,17 @@ import pte_facts  # noqa: E402
 FAMILIES = ("elementwise", "reduction", "shape", "conv")
 
 
+class Fn(torch.nn.Module):
+    """A module whose forward is `fn(*inputs)`: one operator as a program."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
 def case(name, module, inputs, rule="exact", why="", quant=None, reference=None):
     """One single-operator program.
 

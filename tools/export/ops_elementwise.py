@@ -14,7 +14,7 @@ import math
 import numpy as np
 import torch
 
-from ops import case
+from ops import Fn, case
 
 torch.manual_seed(11)
 
@@ -35,17 +35,6 @@ def f32(*shape, scale=3.0, edges=True):
 
 def ints(*shape, dtype=torch.int32, lo=-20, hi=20):
     return torch.randint(lo, hi, shape, dtype=dtype)
-
-
-class Fn(torch.nn.Module):
-    """forward(*xs) = fn(*xs)."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 # Python models of the portable kernels the pip runtime replaces with

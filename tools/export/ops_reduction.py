@@ -4,20 +4,9 @@ pooling). See ops.py for the driver and the rule format."""
 
 import torch
 
-from ops import case
+from ops import Fn, case
 
 torch.manual_seed(11)
-
-
-class Fn(torch.nn.Module):
-    """A module whose forward is `fn(*inputs)`."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def randn(*shape):

@@ -12,21 +12,10 @@ them, and otherwise covered by the Rust unit tests only.
 import torch
 import torch.nn.functional as F
 
-from ops import case
+from ops import Fn, case
 
 A = torch.ops.aten
 torch.manual_seed(11)
-
-
-class Fn(torch.nn.Module):
-    """A module whose forward is `fn(*inputs)`."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def randn(*shape):
