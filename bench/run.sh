@@ -5,8 +5,9 @@
 # docs/benchmarks.md. Installs what it needs (Debian packages, rustup targets).
 #   bench/run.sh            Cortex-M0/M3/M4/M7/M33/M55 x the MLPerf Tiny suite,
 #                           and DS-CNN on the x86-64 host (callgrind)
-#   bench/run.sh --ci       DS-CNN on Cortex-M4 and Cortex-M55 (Helium: --features
-#                           mve) only; fails unless bit-exact and within the guards
+#   bench/run.sh --ci       the suite with int8 I/O on Cortex-M4 and Cortex-M55
+#                           (Helium: --features mve) only; fails unless bit-exact
+#                           and within the guards
 # Every run fails unless each program's output is bit-exact and the guards of
 # bench/report.py hold. ETCH_BENCH_MODEL=name runs one program on every target;
 # ETCH_BENCH_TARGETS="cortex-m55" only the named targets.
@@ -44,11 +45,15 @@ gcc -shared -fPIC -O2 -Wall -I "$header" $(pkg-config --cflags glib-2.0) \
 # The MLPerf Tiny closed-division models (int8, cortex_m flow, from upstream's
 # executorch.examples.models.mlperf_tiny): keyword spotting is the DS-CNN
 # fixture (int8 I/O; exported for the target's CPU where the flow tells them
-# apart), the others are the zoo's cortex_m programs (tools/export/zoo.py, cpu
-# M33 encoding, float I/O), on Cortex-M55 the same exported for cpu M55
-# (bench/models, tools/export/mlperf_tiny.py). suite-name:program, where {enc}
-# is m0, m33 or m55 and {m55} is _m55 on Cortex-M55, else nothing.
-suite=("kws:dscnn_cm_{enc}_int8io" "vww:mobilenet_v1_025_cm{m55}" "ic:resnet8_cm{m55}" "ad:autoencoder_cm{m55}")
+# apart); the others twice: with int8 I/O as deployed (bench/models,
+# tools/export/mlperf_tiny.py: cpu M33 encoding, cpu M55 on Cortex-M55) and
+# with float I/O (the zoo's cortex_m programs, tools/export/zoo.py, cpu M33
+# encoding; on Cortex-M55 the same exported for cpu M55, bench/models).
+# suite-name:program, where {enc} is m0, m33 or m55, {e} m55 on Cortex-M55
+# and m33 elsewhere, and {m55} _m55 on Cortex-M55, else nothing.
+suite=("kws:dscnn_cm_{enc}_int8io"
+       "vww:mobilenet_v1_025_cm_{e}_int8io" "ic:resnet8_cm_{e}_int8io" "ad:autoencoder_cm_{e}_int8io"
+       "vww-f32io:mobilenet_v1_025_cm{m55}" "ic-f32io:resnet8_cm{m55}" "ad-f32io:autoencoder_cm{m55}")
 # target name, rust triple, qemu machine, qemu cpu, firmware features (- = none),
 # -C target-cpu (- = the triple's default / .cargo/config.toml), memory map, program encoding.
 # Cortex-M0: QEMU has no MPS2 board taking -cpu cortex-m0 (and its micro:bit,
@@ -64,7 +69,8 @@ targets=("cortex-m0 thumbv6m-none-eabi mps2-an385 cortex-m3 - - mps2 m0"
 if [ "$ci" = "--ci" ]; then
   targets=("cortex-m4 thumbv7em-none-eabihf mps2-an386 cortex-m4 dsp - mps2 m33"
            "cortex-m55 thumbv8m.main-none-eabihf mps3-an547 cortex-m55 mve cortex-m55 an547 m55")
-  suite=("kws:dscnn_cm_{enc}_int8io")
+  suite=("kws:dscnn_cm_{enc}_int8io"
+         "vww:mobilenet_v1_025_cm_{e}_int8io" "ic:resnet8_cm_{e}_int8io" "ad:autoencoder_cm_{e}_int8io")
 fi
 # ETCH_BENCH_MODEL=name: that program alone (on every target).
 [ -n "${ETCH_BENCH_MODEL:-}" ] && suite=("one:$ETCH_BENCH_MODEL")
@@ -120,7 +126,7 @@ for t in "${targets[@]}"; do
   read -r name triple machine cpu features tcpu memory enc <<<"$t"
   for s in "${suite[@]}"; do
     label=${s%%:*}; model=${s#*:}; model=${model//\{enc\}/$enc}
-    m55=""; [ "$enc" = m55 ] && m55=_m55; model=${model//\{m55\}/$m55}
+    m55=""; e=m33; [ "$enc" = m55 ] && m55=_m55 && e=m55; model=${model//\{m55\}/$m55}; model=${model//\{e\}/$e}
     feat=$(select_features "$model")
     [ "$features" != "-" ] && feat="$feat,$features"
     cfg=(); [ "$tcpu" != "-" ] && cfg=(--config "target.$triple.rustflags=['-C','target-cpu=$tcpu']")
