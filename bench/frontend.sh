@@ -11,6 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+. "$root/tools/ci/elf.sh"
 fw=$here/frontend
 build=$fw/build
 mkdir -p "$build"
@@ -55,11 +56,10 @@ timeout 600 qemu-system-arm -M mps2-an386 -cpu cortex-m4 -nographic \
 probe_out=$build/probe
 (cd "$root/tools/frontend/probe" && cargo build -q --release --target thumbv7em-none-eabihf --target-dir "$probe_out/cargo")
 lib=$probe_out/cargo/thumbv7em-none-eabihf/release/libetch_frontend_probe.a
-size_of() { arm-none-eabi-size -A "$1" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf "%d %d", t, r}'; }
 arm-none-eabi-ld --gc-sections -e probe_mfcc_int8 -o "$probe_out/whole.elf" "$lib"
 arm-none-eabi-ld --gc-sections -e probe_stream_push -u probe_stream_int8 -o "$probe_out/stream.elf" "$lib"
-read -r wt wr <<<"$(size_of "$probe_out/whole.elf")"
-read -r st sr <<<"$(size_of "$probe_out/stream.elf")"
+read -r wt wr <<<"$(elf_sizes "$probe_out/whole.elf")"
+read -r st sr <<<"$(elf_sizes "$probe_out/stream.elf")"
 
 bucket() { awk -v k="$1" '$1=="bucket" && $2==k {print $3}' "$counts"; }
 whole=$(bucket 1); hops=$(bucket 2); feats=$(bucket 3); infer=$(bucket 4)

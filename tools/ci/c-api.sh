@@ -22,6 +22,7 @@
 # Usage: tools/ci/c-api.sh [--regen]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tools/ci/elf.sh"
 ffi=$here/rust/etch-ffi
 out=${ETCH_CAPI_OUT:-$here/target/c-api}
 export CARGO_TARGET_DIR=$out/cargo
@@ -134,7 +135,6 @@ done
 [ $lint = ok ] && echo "ok   cargo fmt --check; clippy -D warnings (x86_64 +log, thumbv6m +log, thumbv7em-hf)"
 
 # --- 4. no core::fmt / panics on Cortex-M -----------------------------------
-bad_syms='core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|slice_end_index|slice_start_index|rust_begin_unwind'
 for t in $cortex_m; do
   a=$(lib "$t")
   [ -f "$a" ] || continue
@@ -145,8 +145,8 @@ for t in $cortex_m; do
     cat "$out/ld-$t.log"; fail "link $t"; continue
   fi
   n=$(wc -w <<<"$roots"); n=$((n / 2))
-  bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$bad_syms" || true)
-  size=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
+  bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$FORBIDDEN_SYMBOLS" || true)
+  size=$(elf_sizes_text "$elf")
   if [ -n "$bad" ]; then
     fail "$t: core::fmt or panic symbols linked:"; echo "$bad" | head -10
     # Name the code that reaches the panic machinery.

@@ -4,12 +4,13 @@
 # and no panic machinery may reach an embedded build. Prints .text/.rodata sizes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tools/ci/elf.sh"
 probe=$here/tools/embedded-probe
 out=${ETCH_PROBE_OUT:-$here/target/embedded-probe}
 mkdir -p "$out"
 status=0
 for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  # all-kernels: every operator and dtype (issue 11: the whole portable set
+  # all-kernels: every operator and dtype (the whole portable set
   # must stay free of core::fmt and panics, not only the DS-CNN selection).
   combos=("runtime,verify" "runtime" "runtime,verify,messages" "kernels,verify" "kernels,verify,all-kernels")
   # The DSP kernels exist only where the instructions do.
@@ -22,27 +23,27 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
     extra=""
     case $features in *kernels*) extra="-u probe_run" ;; esac
     arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes -u probe_core $extra -o "$elf" "$lib"
-    bad=$(arm-none-eabi-nm -C "$elf" | grep -E 'core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|rust_begin_unwind' || true)
-    sizes=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
+    bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$FORBIDDEN_SYMBOLS" || true)
+    sizes=$(elf_sizes_text "$elf")
     if [ -n "$bad" ]; then
       echo "FAIL $target [$features]: formatting or panic symbols linked:"; echo "$bad" | head -20
       status=1
     else
       echo "ok   $target [$features]: no core::fmt, no panic symbols; $sizes"
     fi
-    # Core runtime flash (issue 5 budget): reader + verifier + loader +
+    # Core runtime flash: reader + verifier + loader +
     # executor, no kernels: everything reachable from probe_core alone.
     case $features in
       runtime|runtime,verify|runtime,verify,messages)
         core_elf=$out/core-$target-${features//,/-}.elf
         arm-none-eabi-ld --gc-sections -e probe_core -o "$core_elf" "$lib"
-        read -r t r <<<"$(arm-none-eabi-size -A "$core_elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{print t+0, r+0}')"
+        read -r t r <<<"$(elf_sizes "$core_elf")"
         echo "size $target [$features]: core runtime (probe_core, log off) .text $t B + .rodata $r B = $((t + r)) B"
         # Guards on the reference builds (Cortex-M4F, messages off): the last
-        # measured size plus a little headroom. Issue 12's targets are
+        # measured size plus a little headroom. The core's targets are
         # 12,288 B with verification and 8,192 B without; a guard becomes
         # its target once the target is met (docs/benchmarks.md, "Footprint").
-        # Issue 23 (mutable buffers initialised at load, PteFile::mutable_data,
+        # Mutable buffers (initialised at load, PteFile::mutable_data, the
         # JumpFalse end-of-chain check) raised them by 510 / 478 B (10,738 ->
         # 11,248 B, 8,050 -> 8,528 B: above the 8,192 B target without
         # verification).
@@ -57,11 +58,11 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
             if [ $((t + r)) -gt "$max" ]; then
               echo "FAIL core runtime flash [$features] $((t + r)) B exceeds the guard $max B (target $goal B)"; status=1
             else
-              echo "ok   core runtime flash [$features] $((t + r)) B <= guard $max B (issue 12 target $goal B: $state)"
+              echo "ok   core runtime flash [$features] $((t + r)) B <= guard $max B (target $goal B: $state)"
             fi
           fi
         fi
-        # No memory builtin in the cores, Cortex-M4F and Armv6-M (issue 12):
+        # No memory builtin in the cores, Cortex-M4F and Armv6-M:
         # struct copies and fills the compiler turned into calls linked
         # compiler_builtins' memcpy (730 B) and memclr (208 B + 174 B); on
         # Armv6-M a copy over 16 B (four LDM/STM registers) is a memcpy call.

@@ -5,6 +5,7 @@
 set -euo pipefail
 shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tools/ci/elf.sh"
 probe=$here/tools/frontend/probe
 out=${ETCH_FRONTEND_PROBE_OUT:-$here/target/frontend-probe}
 mkdir -p "$out"
@@ -12,7 +13,6 @@ if ! command -v arm-none-eabi-ld >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils-arm-none-eabi >/dev/null
 fi
 rustup target add thumbv7em-none-eabihf thumbv7em-none-eabi thumbv6m-none-eabi >/dev/null 2>&1
-bad_re='core::fmt|core::panicking|panic_bounds_check|unwrap_failed|expect_failed|slice_index_fail|slice_end_index|slice_start_index|rust_begin_unwind'
 status=0
 link() { # target features entry-symbols... -> elf path
   local target=$1 features=$2; shift 2
@@ -27,8 +27,8 @@ for target in thumbv7em-none-eabihf thumbv7em-none-eabi thumbv6m-none-eabi; do
   for api in "probe_mfcc_int8" "probe_stream_push probe_stream_int8" "probe_mfcc_int8 probe_stream_push probe_stream_int8"; do
     # shellcheck disable=SC2086
     elf=$(link "$target" "" $api)
-    bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$bad_re" || true)
-    sizes=$(arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{printf ".text %d B, .rodata %d B", t, r}')
+    bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$FORBIDDEN_SYMBOLS" || true)
+    sizes=$(elf_sizes_text "$elf")
     if [ -n "$bad" ]; then
       echo "FAIL $target [$api]: formatting or panic symbols linked:"; echo "$bad" | head -20
       status=1

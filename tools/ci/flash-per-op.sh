@@ -14,6 +14,7 @@
 # target/flash-per-op/operator-flash.md (docs/ is written by a full run).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tools/ci/elf.sh"
 probe=$here/tools/embedded-probe
 out=${ETCH_FLASH_OUT:-$here/target/flash-per-op}
 target=thumbv7em-none-eabihf
@@ -27,7 +28,9 @@ flash() {
     --features "select,verify,$1" --target-dir "$out/cargo")
   local elf=$out/probe.elf
   arm-none-eabi-ld --gc-sections -e probe_run -o "$elf" "$out/cargo/$target/release/libetch_embedded_probe.a"
-  arm-none-eabi-size -A "$elf" | awk '$1==".text"{t=$2} $1==".rodata"{r=$2} END{print t+r}'
+  local t r
+  read -r t r <<<"$(elf_sizes "$elf")"
+  echo $((t + r))
 }
 dtypes_of() { # op feature -> its path's element types
   case $1 in
