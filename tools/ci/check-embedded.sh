@@ -46,11 +46,12 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
         # Mutable buffers (initialised at load, PteFile::mutable_data, the
         # JumpFalse end-of-chain check) raised them by 510 / 478 B (10,738 ->
         # 11,248 B, 8,050 -> 8,528 B: above the 8,192 B target without
-        # verification).
+        # verification). Bounded dynamic shapes' static path (the `dynamic`
+        # feature off, as here): +16 B each.
         if [ "$target" = thumbv7em-none-eabihf ]; then
           case $features in
-            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11258}; goal=12288 ;;
-            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8538}; goal=8192 ;;
+            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11274}; goal=12288 ;;
+            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8554}; goal=8192 ;;
             *) max=""; goal="" ;;
           esac
           if [ -n "$max" ]; then

@@ -236,14 +236,24 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
             ));
         }
         let sizes: Vec<usize> = info.shape.sizes().iter().map(|s| s as usize).collect();
+        // A bounded dynamic input takes smaller sizes (the method resizes
+        // it, as ExecuTorch's set_input does); a static one only its own.
+        let actual: Vec<u32> = input.shape.iter().map(|&s| s as u32).collect();
         if input.shape != sizes {
-            return Err(format!(
-                "{path}: shape {:?} but input {i} is {:?}",
-                input.shape, sizes
-            ));
+            method
+                .resize_input(i, etch_runtime::Sizes::new(&actual))
+                .map_err(|e| {
+                    format!(
+                        "{path}: shape {:?} but input {i} is {:?}{}: {e}",
+                        input.shape,
+                        sizes,
+                        if info.is_dynamic { " at most" } else { "" }
+                    )
+                })?;
         }
+        let shape = etch_runtime::Shape::new(&actual, info.shape.dim_order()).map_err(err)?;
         let elem = info.dtype.element_size().unwrap_or(1);
-        inputs.push(host::to_physical(&input.data, &info.shape, elem));
+        inputs.push(host::to_physical(&input.data, &shape, elem));
     }
 
     let mut trace_mismatch = false;

@@ -75,6 +75,8 @@ pub struct KernelContext<'c, 'a> {
     pub(crate) args: Vector<'a, i32>,
     pub(crate) memory: &'c mut dyn Arenas,
     pub(crate) overrides: OverridesMut<'c>,
+    /// Run-time sizes of bounded dynamic tensors (`dims`).
+    pub(crate) dims: &'c mut [u8],
     /// The method's kernel scratch (`Kernel::scratch` bytes at least, as
     /// 8-byte words), until a kernel takes it.
     pub(crate) scratch: &'c mut [u64],
@@ -274,18 +276,54 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         self.overrides.set(o, s as u64)
     }
 
-    /// Dtype and shape of tensor argument `i`.
-    pub fn tensor_info(&self, i: usize) -> Result<(ScalarType, Shape<'a>)> {
-        let r = self.resolve(i)?;
-        Ok((r.dtype, r.shape))
+    /// Dtype and current shape of tensor argument `i` (its run-time sizes
+    /// when it is bounded dynamic); not its data, so a view's output may be
+    /// asked before it is set.
+    pub fn tensor_info(&self, i: usize) -> Result<(ScalarType, Shape<'_>)> {
+        let v = self.value_index(i)?;
+        let Value::Tensor(t) = self.values.get(v)?.value()? else {
+            return Err(bad_arg("value is not a Tensor", i));
+        };
+        Ok((t.scalar_type()?, crate::dims::current(&t, self.dims, v)?.0))
     }
 
-    fn resolve(&self, i: usize) -> Result<Resolved<'a>> {
-        self.resolve_value(self.value_index(i)?)
+    /// Resizes tensor argument `i` to `sizes`, as ExecuTorch's kernels do
+    /// with `resize_tensor` before writing an output: a bounded dynamic
+    /// tensor takes any sizes of its rank with at most its planned number
+    /// of elements, a static one only its own sizes. Anything else is
+    /// `InvalidArgument` (`at` = the value index) and changes nothing.
+    /// Call it before [`KernelContext::io`], whose views carry the sizes.
+    pub fn resize(&mut self, i: usize, sizes: &[i64]) -> Result<()> {
+        let v = self.value_index(i)?;
+        let Value::Tensor(t) = self.values.get(v)?.value()? else {
+            return Err(bad_arg("value is not a Tensor", i));
+        };
+        crate::dims::resize(self.dims, v, &t, sizes)
     }
 
-    fn resolve_value(&self, v: usize) -> Result<Resolved<'a>> {
-        resolve_tensor(self.meta, self.values, self.overrides.as_ref(), v)
+    /// Resizes tensor argument `out` to tensor argument `like`'s current
+    /// sizes (element-wise ops): [`KernelContext::resize`]. Nothing to do
+    /// for a method without bounded dynamic tensors.
+    pub fn resize_like(&mut self, out: usize, like: usize) -> Result<()> {
+        if !self.has_dynamic_shapes() {
+            return Ok(());
+        }
+        let (_, shape) = self.tensor_info(like)?;
+        let mut sizes = [0i64; etch_pte::tensor::MAX_RANK];
+        for (slot, s) in sizes.iter_mut().zip(shape.sizes().iter()) {
+            *slot = s as i64;
+        }
+        let rank = shape.rank();
+        self.resize(out, sizes.get(..rank).unwrap_or(&[]))
+    }
+
+    /// Whether the method has bounded dynamic tensors (else every
+    /// [`KernelContext::resize`] of a correct output is a no-op check).
+    /// Always false without the `dynamic` feature, so the kernels' resizing
+    /// compiles away.
+    #[inline]
+    pub fn has_dynamic_shapes(&self) -> bool {
+        cfg!(feature = "dynamic") && !self.dims.is_empty()
     }
 
     /// Tensor arguments: `inputs` read-only (`None` where the argument is
@@ -421,10 +459,11 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
         let (meta, values) = (self.meta, self.values);
         let overrides = self.overrides.as_ref();
+        let dims: &[u8] = self.dims;
         let mut pieces = Pieces::empty();
         self.memory.pieces(&mut pieces);
         for (view, &v) in out_views.iter_mut().zip(outputs.iter()) {
-            let r = resolve_tensor(meta, values, overrides, v)?;
+            let r = resolve_tensor(meta, values, overrides, dims, v)?;
             let Loc::Planned { memory, offset } = r.loc else {
                 return Err(bad_arg("output is a constant", v));
             };
@@ -436,7 +475,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
         for (view, v) in in_views.iter_mut().zip(inputs.iter()) {
             let Some(v) = *v else { continue };
-            let r = resolve_tensor(meta, values, overrides, v)?;
+            let r = resolve_tensor(meta, values, overrides, dims, v)?;
             let data = match r.loc {
                 Loc::Constant(d) => d,
                 Loc::Planned { memory, offset } => pieces.get(memory, offset, r.nbytes)?,
@@ -454,19 +493,23 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 /// Where tensor value `v` is and what it looks like. A free function over
 /// the context's fields, so `io` can resolve while it holds the planned
 /// buffers.
-fn resolve_tensor<'a>(
+fn resolve_tensor<'a: 's, 's>(
     meta: &MethodMeta<'a>,
     values: Vector<'a, EValue<'a>>,
     overrides: Overrides<'_>,
+    dims: &'s [u8],
     v: usize,
-) -> Result<Resolved<'a>> {
+) -> Result<Resolved<'s>> {
     let i = v;
     let Value::Tensor(t) = values.get(v)?.value()? else {
         return Err(bad_arg("value is not a Tensor", i));
     };
     let dtype = t.scalar_type()?;
-    let shape = Shape::from_serialized(&t)?;
-    let nbytes = etch_pte::tensor::nbytes(&t)?;
+    let (shape, nbytes) = if cfg!(feature = "dynamic") {
+        crate::dims::current(&t, dims, v)?
+    } else {
+        (Shape::from_serialized(&t)?, etch_pte::tensor::nbytes(&t)?)
+    };
     // A view's bytes are its source's.
     let source = match overrides.get(v) {
         Some(UNSET) => return Err(bad_arg("view read before it was set", i)),

@@ -24,6 +24,7 @@ mod log;
 
 pub mod backend;
 pub mod context;
+mod dims;
 pub mod loader;
 pub mod memory;
 pub mod meta;
@@ -36,7 +37,7 @@ pub mod tensor;
 
 pub use backend::{Backend, DelegateHandle};
 pub use context::KernelContext;
-pub use etch_pte::{Error, ErrorCode, Result, ScalarType};
+pub use etch_pte::{Error, ErrorCode, Result, ScalarType, ValueKind};
 pub use loader::{BufferDataLoader, DataLoader, SegmentInfo};
 pub use meta::{MethodMeta, TensorInfo};
 pub use method::{ExecutionObserver, InstructionValues, Method, Output};

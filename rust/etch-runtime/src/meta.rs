@@ -17,6 +17,10 @@ pub struct TensorInfo<'a> {
     /// Whether the exporter planned its memory (the usual case): `set_input`
     /// then copies into the planned buffer.
     pub is_memory_planned: bool,
+    /// Whether it is bounded dynamic (`DYNAMIC_BOUND`): `shape` gives the
+    /// upper bounds, and `Method::set_input` takes any sizes of its rank
+    /// with at most as many elements.
+    pub is_dynamic: bool,
 }
 
 impl<'a> TensorInfo<'a> {
@@ -26,6 +30,7 @@ impl<'a> TensorInfo<'a> {
             shape: Shape::from_serialized(t)?,
             nbytes: etch_pte::tensor::nbytes(t)?,
             is_memory_planned: t.allocation_info()?.is_some() || t.data_buffer_idx()? != 0,
+            is_dynamic: t.shape_dynamism()? == etch_pte::ShapeDynamism::DynamicBound,
         })
     }
 }

@@ -10,7 +10,7 @@ use crate::context::{Arenas, KernelContext};
 use crate::meta::{MethodMeta, TensorInfo};
 use crate::registry::Kernel;
 use crate::state::{facts, Cursor, Layout, State, END, UNSET};
-use crate::tensor::{Shape, TensorView};
+use crate::tensor::TensorView;
 use crate::{
     Error, ErrorCode, Result, DEFAULT_INSTRUCTION_LIMIT, MAX_MEMORY_IDS, PLANNED_BUFFER_ALIGNMENT,
 };
@@ -493,12 +493,16 @@ impl<'a, 'm> Method<'a, 'm> {
         TensorInfo::of(&self.input_tensor(i)?)
     }
 
-    /// Copies `bytes` (the input's exact size, in its dim order and dtype)
-    /// into input `i`'s planned memory.
+    /// Copies `bytes` (the input's exact size at its current sizes, in its
+    /// dim order and dtype) into input `i`'s planned memory.
     pub fn set_input_bytes(&mut self, i: usize, bytes: &[u8]) -> Result<()> {
-        // Only the byte size: no Shape is built (nor copied) on this path.
         let t = self.input_tensor(i)?;
-        let nbytes = etch_pte::tensor::nbytes(&t)?;
+        let nbytes = if cfg!(feature = "dynamic") {
+            let v = self.meta.plan.inputs()?.get(i)? as usize;
+            crate::dims::current(&t, self.state.dims(), v)?.1
+        } else {
+            etch_pte::tensor::nbytes(&t)?
+        };
         if bytes.len() != nbytes {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
@@ -524,6 +528,11 @@ impl<'a, 'm> Method<'a, 'm> {
     }
 
     /// Like [`Method::set_input_bytes`], checking dtype and shape first.
+    /// As ExecuTorch's `set_input`, the method's input is first resized to
+    /// `input`'s sizes: a bounded dynamic input (`DYNAMIC_BOUND`) takes any
+    /// sizes of its rank with at most its planned number of elements, a
+    /// static one only its own sizes (anything else is `InvalidArgument`,
+    /// and the input keeps its sizes).
     pub fn set_input(&mut self, i: usize, input: TensorView<'_>) -> Result<()> {
         let info = self.input_meta(i)?;
         if input.dtype != info.dtype {
@@ -533,8 +542,8 @@ impl<'a, 'm> Method<'a, 'm> {
                 i as u32,
             ));
         }
-        if input.shape.sizes() != info.shape.sizes()
-            || !input.shape.memory_order_matches(info.shape.dim_order())
+        if !input.shape.memory_order_matches(info.shape.dim_order())
+            || (!cfg!(feature = "dynamic") && input.shape.sizes() != info.shape.sizes())
         {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
@@ -542,7 +551,31 @@ impl<'a, 'm> Method<'a, 'm> {
                 i as u32,
             ));
         }
+        if cfg!(feature = "dynamic") {
+            self.resize_input(i, input.shape.sizes())?;
+        }
         self.set_input_bytes(i, input.data)
+    }
+
+    /// Resizes input `i` to `sizes` (see [`Method::set_input`]); a static
+    /// input accepts only its own sizes. Input `i`'s byte size is then
+    /// `sizes`' element count times its element size.
+    pub fn resize_input(&mut self, i: usize, sizes: crate::Sizes<'_>) -> Result<()> {
+        let t = self.input_tensor(i)?;
+        let v = self.meta.plan.inputs()?.get(i)? as usize;
+        let mut new = [0i64; etch_pte::tensor::MAX_RANK];
+        if sizes.len() > new.len() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "input shape differs",
+                i as u32,
+            ));
+        }
+        for (slot, s) in new.iter_mut().zip(sizes.iter()) {
+            *slot = s as i64;
+        }
+        let new = new.get(..sizes.len()).unwrap_or(&[]);
+        crate::dims::resize(self.state.dims_mut(), v, &t, new).map_err(|e| e.with_at(i as u32))
     }
 
     /// Output `i`: a view into planned memory (valid until the next `execute`)
@@ -582,11 +615,23 @@ impl<'a, 'm> Method<'a, 'm> {
                     },
                     None => t,
                 };
-                let nbytes = etch_pte::tensor::nbytes(&t)?;
+                // Its current sizes (a bounded dynamic output's run-time
+                // ones); without `dynamic`, the serialized ones read as
+                // before (one (Shape, usize) pair was a memcpy on Armv6-M).
+                let dims = self.state.dims();
+                let nbytes = if cfg!(feature = "dynamic") {
+                    crate::dims::current(&t, dims, v)?.1
+                } else {
+                    etch_pte::tensor::nbytes(&t)?
+                };
                 let data = tensor_data(self.planned, &self.meta, &source, nbytes, i)?;
                 Output::Tensor(TensorView {
                     dtype: t.scalar_type()?,
-                    shape: Shape::from_serialized(&t)?,
+                    shape: if cfg!(feature = "dynamic") {
+                        crate::dims::current(&t, dims, v)?.0
+                    } else {
+                        crate::tensor::Shape::from_serialized(&t)?
+                    },
                     data,
                 })
             }
@@ -704,13 +749,14 @@ impl<'a, 'm> Method<'a, 'm> {
     // Out of line: one copy for kernel and delegate calls.
     #[inline(never)]
     fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
-        let (overrides, scratch) = self.state.call_parts();
+        let (overrides, dims, scratch) = self.state.call_parts();
         KernelContext {
             meta: &self.meta,
             values: self.values,
             args,
             memory: &mut self.planned as &mut dyn Arenas,
             overrides,
+            dims,
             scratch,
             kernel,
         }

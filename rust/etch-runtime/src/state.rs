@@ -7,6 +7,8 @@
 //!                          in `backends` + 1 (0: not initialised)
 //! [(u32, u64); overrides]  values written at run time: value index, payload
 //!                          (scalar bits, or the source value of a tensor alias)
+//! [u8; dims]               run-time sizes of bounded dynamic tensors
+//!                          (`dims`: value index, rank, sizes per tensor)
 //! [u8; ceil(inputs / 8)]   which inputs were set (the last byte's bits past
 //!                          the inputs start set: all set = every byte 0xFF)
 //! [u8; scratch + 7]        kernel scratch: the largest `Kernel::scratch` of
@@ -39,6 +41,11 @@ pub(crate) struct Layout {
     pub instructions: usize,
     pub delegates: usize,
     pub overrides: usize,
+    /// Bytes of run-time sizes of bounded dynamic tensors (`dims`); only
+    /// with the `dynamic` feature (a seventh word made every copy of a
+    /// `Layout` a `memcpy` call on Armv6-M).
+    #[cfg(feature = "dynamic")]
+    pub dims: usize,
     pub inputs: usize,
     /// Bytes of kernel scratch (`MethodMeta::kernel_scratch_bytes`).
     pub scratch: usize,
@@ -278,10 +285,32 @@ impl Layout {
                 layout.overrides += 1;
             }
         }
+        // Bounded dynamic tensors: an entry each for their run-time sizes,
+        // which start at the serialized ones (the bounds).
+        #[cfg(feature = "dynamic")]
+        for v in 0..values.len() {
+            if let Value::Tensor(t) = crate::method::value_of(&values, v)? {
+                let n = crate::dims::entry_bytes(&t, v)?;
+                if n > 0 {
+                    if let Some(buf) = fill.as_mut().and_then(|f| f.dims.get_mut(layout.dims..)) {
+                        crate::dims::write_entry(buf, v, &t)?;
+                    }
+                    layout.dims = layout.dims.saturating_add(n);
+                }
+            }
+        }
         if let Some(fill) = fill {
             sort_slots(fill.overrides);
         }
         Ok(layout)
+    }
+
+    /// Bytes of run-time sizes (0 without the `dynamic` feature).
+    pub(crate) fn dims(&self) -> usize {
+        #[cfg(feature = "dynamic")]
+        return self.dims;
+        #[cfg(not(feature = "dynamic"))]
+        0
     }
 
     /// Exact bytes of state.
@@ -289,6 +318,7 @@ impl Layout {
         self.instructions * KERNEL_BYTES
             + self.delegates * DELEGATE_BYTES
             + self.overrides * OVERRIDE_BYTES
+            + self.dims()
             + self.inputs.div_ceil(8)
             + if self.scratch > 0 {
                 self.scratch + 7
@@ -305,6 +335,8 @@ impl Layout {
 pub(crate) struct Fill<'s> {
     kernels: &'s mut [u8],
     overrides: &'s mut [u8],
+    #[cfg_attr(not(feature = "dynamic"), allow(dead_code))]
+    dims: &'s mut [u8],
 }
 
 impl Fill<'_> {
@@ -323,6 +355,7 @@ pub(crate) struct State<'m> {
     kernels: &'m mut [u8],
     delegates: &'m mut [u8],
     overrides: &'m mut [u8],
+    dims: &'m mut [u8],
     inputs_set: &'m mut [u8],
     /// [`Layout::scratch`] bytes as 8-byte words.
     scratch: &'m mut [u64],
@@ -356,6 +389,7 @@ impl<'m> State<'m> {
         let zeroed = layout.instructions * KERNEL_BYTES
             + layout.delegates * DELEGATE_BYTES
             + layout.overrides * OVERRIDE_BYTES
+            + layout.dims()
             + layout.inputs.div_ceil(8);
         for b in buf.iter_mut().take(zeroed) {
             *core::hint::black_box(b) = 0;
@@ -364,6 +398,7 @@ impl<'m> State<'m> {
         let kernels = split(&mut rest, layout.instructions * KERNEL_BYTES);
         let delegates = split(&mut rest, layout.delegates * DELEGATE_BYTES);
         let overrides = split(&mut rest, layout.overrides * OVERRIDE_BYTES);
+        let dims = split(&mut rest, layout.dims());
         let inputs_set = split(&mut rest, layout.inputs.div_ceil(8));
         // The bits past the last input count as set, so "every input set"
         // is "every byte 0xFF" (`first_unset_input`): `execute` need not
@@ -378,6 +413,7 @@ impl<'m> State<'m> {
             kernels,
             delegates,
             overrides,
+            dims,
             inputs_set,
             scratch,
         })
@@ -400,6 +436,7 @@ impl<'m> State<'m> {
         Fill {
             kernels: self.kernels,
             overrides: self.overrides,
+            dims: self.dims,
         }
     }
 
@@ -441,9 +478,19 @@ impl<'m> State<'m> {
         OverridesMut(self.overrides)
     }
 
-    /// What a kernel call borrows: the run-time values and the scratch.
-    pub(crate) fn call_parts(&mut self) -> (OverridesMut<'_>, &mut [u64]) {
-        (OverridesMut(self.overrides), self.scratch)
+    /// Run-time sizes of bounded dynamic tensors (see `dims`).
+    pub(crate) fn dims(&self) -> &[u8] {
+        self.dims
+    }
+
+    pub(crate) fn dims_mut(&mut self) -> &mut [u8] {
+        self.dims
+    }
+
+    /// What a kernel call borrows: the run-time values, the run-time
+    /// sizes and the scratch.
+    pub(crate) fn call_parts(&mut self) -> (OverridesMut<'_>, &mut [u8], &mut [u64]) {
+        (OverridesMut(self.overrides), self.dims, self.scratch)
     }
 
     /// The first input not set yet, if any.
@@ -645,11 +692,13 @@ mod tests {
             instructions: 5,
             delegates: 2,
             overrides: 3,
+            #[cfg(feature = "dynamic")]
+            dims: 13,
             inputs: 9,
             scratch: 16,
             missing: 0,
         };
-        let head = 5 * KERNEL_BYTES + 2 * DELEGATE_BYTES + 3 * OVERRIDE_BYTES + 2;
+        let head = 5 * KERNEL_BYTES + 2 * DELEGATE_BYTES + 3 * OVERRIDE_BYTES + layout.dims() + 2;
         let mut buf = [0xaau8; 128];
         let need = layout.bytes();
         {

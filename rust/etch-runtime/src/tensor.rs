@@ -189,6 +189,19 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// A shape from run-time sizes (little-endian words) and a serialized
+    /// dim order (checked as [`Shape::from_serialized`]).
+    pub(crate) fn from_parts(sizes: &'a [[u8; 4]], dim_order: &'a [u8]) -> Result<Shape<'a>> {
+        match check(sizes, dim_order) {
+            Ok(()) => Ok(Shape { sizes, dim_order }),
+            Err(_) => Err(Error::new(
+                ErrorCode::InvalidProgram,
+                "tensor rank, size or dim_order invalid",
+                0,
+            )),
+        }
+    }
+
     pub fn rank(&self) -> usize {
         self.sizes.len()
     }

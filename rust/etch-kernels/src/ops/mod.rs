@@ -20,7 +20,7 @@
 //! | [`fill`] | `full`, `full_like`, `scalar_tensor`, `arange`, `masked_fill` |
 //! | [`index`] | `index_select`, `gather`, `embedding`, `index.Tensor` |
 //! | [`upsample`] | `upsample_nearest2d`, `upsample_bilinear2d` |
-//! | [`prim`] | `executorch_prim::et_view`, `aten::sym_size.int` |
+//! | [`prim`] | `executorch_prim::et_view`, `aten::sym_size.int`, `aten::sym_numel`, the `executorch_prim` scalar ops |
 //! | [`quantized_decomposed`] | `quantized_decomposed::quantize_per_tensor`, `dequantize_per_tensor`, `dequantize_per_channel` |
 //! | [`cortex_m`] | every `cortex_m::*` operator (CMSIS-NN int8), calling [`crate::cortex_m`] |
 //!
@@ -37,6 +37,7 @@ pub mod conv;
 pub mod copy;
 pub mod cortex_m;
 pub(crate) mod dtype;
+pub(crate) mod dynamic;
 pub(crate) mod elementwise;
 pub mod fill;
 pub mod index;

@@ -128,6 +128,7 @@ fn alpha_ok(alpha: Num, common: ScalarType) -> bool {
 /// ..., Tensor(a!) out)` op.
 macro_rules! tensors2 {
     ($ctx:expr, $out:expr) => {{
+        $crate::ops::dynamic::resize_broadcast($ctx, $out, 0, 1)?;
         let ([a, b], [out]) = $ctx.io([0, 1], [$out])?;
         (required(a, 0)?, required(b, 1)?, out)
     }};
@@ -181,6 +182,7 @@ pub const ADD_OUT: Kernel = op!(
 /// dtype must equal the input's promoted with the scalar.
 macro_rules! tensor_scalar_same {
     ($ctx:expr, $out:expr, $other:expr, $set:ident, $T:ident => $make:expr) => {{
+        $crate::ops::dynamic::resize_like($ctx, $out, 0)?;
         #[allow(unused_mut)]
         let ([a], [mut out]) = $ctx.io([0], [$out])?;
         let a = required(a, 0)?;

@@ -172,10 +172,17 @@ fn geometry(
         return Err(bad("convolution ranks differ"));
     }
     // Transposed weights may have any dim order (their strides are used).
+    // Input and output must share a layout (upstream's
+    // `tensors_have_same_dim_order`), judged by the strides the orders
+    // produce, not by the order lists: an input [1, 1, 32, 32] with dim
+    // order [0, 2, 1, 3] is both contiguous and channels-last, and goes
+    // with a channels-last output (upstream compares the lists and refuses).
+    let same_layout = (x.shape.is_contiguous() && out.is_contiguous())
+        || (x.shape.is_channels_last() && out.is_channels_last());
     if !default_or_channels_last(&x.shape)
         || !default_or_channels_last(out)
         || !(transposed || default_or_channels_last(&w.shape))
-        || x.shape.is_contiguous() != out.is_contiguous()
+        || !same_layout
     {
         return Err(bad("convolution dim orders"));
     }
@@ -275,9 +282,61 @@ fn convolution_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         dilation.as_slice(),
         output_padding.as_slice(),
     ];
+    if ctx.has_dynamic_shapes() {
+        let sizes = out_sizes(ctx, params, transposed, groups)?;
+        super::dynamic::resize(ctx, 9, &sizes)?;
+    }
     let ([x, w, bias], [mut out]) = ctx.io([0, 1, 2], [9])?;
     let (x, w) = (required(x, 0)?, required(w, 1)?);
     convolution(&x, &w, bias.as_ref(), &mut out, params, transposed, groups)
+}
+
+/// The output sizes upstream's `get_convolution_out_target_size` gives for
+/// the input's and weight's current sizes (`geometry` checks the rest).
+fn out_sizes(
+    ctx: &KernelContext<'_, '_>,
+    params: [&[i64]; 4],
+    transposed: bool,
+    groups: i64,
+) -> Result<super::dynamic::Sizes> {
+    let (_, xs) = ctx.tensor_info(0)?;
+    let (_, ws) = ctx.tensor_info(1)?;
+    let rank = xs.rank();
+    if (rank != 3 && rank != 4) || ws.rank() != rank {
+        return Err(bad("convolution ranks differ"));
+    }
+    let kernel_ndim = rank - 2;
+    let [stride, padding, dilation, output_padding] = params;
+    let stride = pair(stride, kernel_ndim, 1, 1)?;
+    let pad = pair(padding, kernel_ndim, 0, 0)?;
+    let dil = pair(dilation, kernel_ndim, 1, 1)?;
+    let out_pad = if transposed {
+        pair(output_padding, kernel_ndim, 0, 0)?
+    } else {
+        [0, 0]
+    };
+    let ([n, _, in_h, in_w], _) = lift(&xs);
+    let ([w0, w1, k_h, k_w], _) = lift(&ws);
+    let out_c = if transposed {
+        usize::try_from(groups)
+            .ok()
+            .and_then(|g| w1.checked_mul(g))
+            .ok_or(bad("convolution groups"))?
+    } else {
+        w0
+    };
+    let size = |i: usize, k: usize, a: usize| {
+        out_size(i, k, stride[a], pad[a], dil[a], out_pad[a], transposed)
+            .ok_or(bad("convolution output size"))
+    };
+    let mut s = super::dynamic::Sizes::new();
+    s.push(n as i64)?;
+    s.push(out_c as i64)?;
+    if rank == 4 {
+        s.push(size(in_h, k_h, 0)? as i64)?;
+    }
+    s.push(size(in_w, k_w, 1)? as i64)?;
+    Ok(s)
 }
 
 /// The kernel on its tensors and arguments (`params`: stride, padding,
@@ -747,6 +806,34 @@ mod tests {
         let params: [&[i64]; 4] = [&[1][..], &[0][..], &[1][..], &[0][..]];
         let r = convolution(&xv, &wv, None, &mut ov, params, false, 1);
         assert_eq!(r.map_err(|e| e.code), Err(ErrorCode::InvalidArgument));
+    }
+
+    /// An input whose dim order differs from channels-last only in where its
+    /// size-1 channel dimension sits ([0, 2, 1, 3], as the exporter writes a
+    /// channels-last [1, 1, H, W] input) has the same memory as a
+    /// channels-last one: with a channels-last output the convolution runs
+    /// and gives exactly what the [0, 2, 3, 1] input gives (issue 23).
+    #[test]
+    fn size_one_dims_do_not_make_dim_orders_differ() {
+        let x = [1.0f32, -2.0, 3.5, 0.25];
+        let w = [2.0f32, -1.0];
+        let params: [&[i64]; 4] = [&[1][..], &[0][..], &[1][..], &[0][..]];
+        let mut results = std::vec::Vec::new();
+        for order in [[0u8, 2, 1, 3], [0, 2, 3, 1]] {
+            let xv = view(&[1, 1, 2, 2], &order, &x);
+            let wv = view(&[2, 1, 1, 1], &[0, 2, 1, 3], &w);
+            let mut o = [0.0f32; 8];
+            let mut ov = TensorViewMut {
+                dtype: ScalarType::FLOAT,
+                shape: Shape::new(&[1, 2, 2, 2], &[0, 2, 3, 1]).unwrap(),
+                data: bytemuck::cast_slice_mut(&mut o),
+            };
+            convolution(&xv, &wv, None, &mut ov, params, false, 1).unwrap();
+            results.push(o);
+        }
+        // NHWC: each pixel's two channels, x * 2 and x * -1.
+        let expected = [2.0, -1.0, -4.0, 2.0, 7.0, -3.5, 0.5, -0.25];
+        assert_eq!(results, [expected, expected]);
     }
 }
 

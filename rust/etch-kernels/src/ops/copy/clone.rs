@@ -10,6 +10,7 @@ use crate::ops::shape::view::transpose;
 pub const CLONE_OUT: Kernel = op!(
     "aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
+        crate::ops::dynamic::resize_like(ctx, 2, 0)?;
         let ([x], [mut out]) = ctx.io([0], [2])?;
         copy::copy_tensor(&required(x, 0)?, &mut out)
     }

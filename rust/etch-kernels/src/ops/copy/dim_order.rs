@@ -60,6 +60,7 @@ pub const CLONE_DIM_ORDER_OUT: Kernel = op!(
     "dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         let order = dim_order_arg(ctx, 2)?;
+        crate::ops::dynamic::resize_like(ctx, 3, 0)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
         check_dim_order(order, &out.shape)?;
         copy::copy_tensor(&required(x, 0)?, &mut out)
@@ -73,6 +74,7 @@ pub const TO_DIM_ORDER_COPY_OUT: Kernel = op!(
     "dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         let order = dim_order_arg(ctx, 2)?;
+        crate::ops::dynamic::resize_like(ctx, 3, 0)?;
         let ([x], [mut out]) = ctx.io([0], [3])?;
         check_dim_order(order, &out.shape)?;
         let x = required(x, 0)?;

@@ -30,7 +30,14 @@ pub const FULL_OUT: Kernel = op!(
     "aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         let v = ctx.scalar_f64(1)?;
-
+        if ctx.has_dynamic_shapes() {
+            // `size`'s current values (SymInts read at run time).
+            let (list, mut sizes) = (ctx.int_list(0)?, crate::ops::dynamic::Sizes::new());
+            for &s in list.as_slice() {
+                sizes.push(s)?;
+            }
+            crate::ops::dynamic::resize(ctx, 2, &sizes)?;
+        }
         let ([], [mut out]) = ctx.io([], [2])?;
         match out.dtype {
             ScalarType::FLOAT => out.as_f32_mut()?.fill(v as f32),

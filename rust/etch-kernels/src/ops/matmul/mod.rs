@@ -2,6 +2,7 @@
 //! the arithmetic order of ExecuTorch's `kernels/portable/cpu/op_*.cpp`.
 
 use super::bad;
+use super::dynamic::{self, Sizes};
 use etch_runtime::context::required;
 use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
@@ -62,6 +63,15 @@ pub const MM_OUT: Kernel = op!(
 pub const BMM_OUT: Kernel = op!(
     "aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
+        if ctx.has_dynamic_shapes() {
+            // [b, n, m] x [b, m, p] -> [b, n, p].
+            let (a, b) = (Sizes::of(ctx, 0)?, Sizes::of(ctx, 1)?);
+            let mut sizes = Sizes::new();
+            for s in [a.as_slice().first(), a.as_slice().get(1), b.as_slice().get(2)] {
+                sizes.push(s.copied().unwrap_or(0))?;
+            }
+            dynamic::resize(ctx, 2, &sizes)?;
+        }
         let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
         let (a, b) = (required(a, 0)?, required(b, 1)?);
         let (bs, m, k, n) = (
@@ -150,6 +160,14 @@ pub const ADDMM_OUT: Kernel = op!(
 fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let beta = ctx.scalar_f64(3)? as f32;
     let alpha = ctx.scalar_f64(4)? as f32;
+    if ctx.has_dynamic_shapes() {
+        // [mat1.size(0), mat2.size(1)].
+        let (a, b) = (Sizes::of(ctx, 1)?, Sizes::of(ctx, 2)?);
+        let mut sizes = Sizes::new();
+        sizes.push(a.as_slice().first().copied().unwrap_or(0))?;
+        sizes.push(b.as_slice().get(1).copied().unwrap_or(0))?;
+        dynamic::resize(ctx, 5, &sizes)?;
+    }
     let ([bias, a, b], [mut out]) = ctx.io([0, 1, 2], [5])?;
     let (bias, a, b) = (required(bias, 0)?, required(a, 1)?, required(b, 2)?);
     let (m, n, p) = (a.shape.size(0), a.shape.size(1), b.shape.size(1));

@@ -1,6 +1,12 @@
-//! Primitive ops the exporter emits for views and symbolic sizes.
+//! Primitive ops the exporter emits for views and symbolic sizes
+//! (ExecuTorch's `kernels/prim_ops/register_prim_ops.cpp`, `et_view.cpp`).
+//! Their scalar arguments and results are Int, Double or Bool values the
+//! method writes at run time (sizes read by `sym_size` flow through them
+//! into `et_view` and the `SymInt[]` arguments of other kernels).
 
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ValueKind};
+
+use super::dynamic;
 
 /// The kernels of this family the build selected (`op-*` features, all
 /// of them with `prim-ops`).
@@ -9,11 +15,57 @@ pub const KERNELS: &[Kernel] = &[
     ET_VIEW,
     #[cfg(feature = "op-aten-sym_size-int")]
     SYM_SIZE_INT,
+    #[cfg(feature = "op-aten-sym_numel-default")]
+    SYM_NUMEL,
+    #[cfg(feature = "op-executorch_prim-add-Scalar")]
+    ADD_SCALAR,
+    #[cfg(feature = "op-executorch_prim-sub-Scalar")]
+    SUB_SCALAR,
+    #[cfg(feature = "op-executorch_prim-mul-Scalar")]
+    MUL_SCALAR,
+    #[cfg(feature = "op-executorch_prim-floordiv-Scalar")]
+    FLOORDIV_SCALAR,
+    #[cfg(feature = "op-executorch_prim-truediv-Scalar")]
+    TRUEDIV_SCALAR,
+    #[cfg(feature = "op-executorch_prim-mod-Scalar")]
+    MOD_SCALAR,
+    #[cfg(feature = "op-executorch_prim-neg-Scalar")]
+    NEG_SCALAR,
+    #[cfg(feature = "op-executorch_prim-sym_float-Scalar")]
+    SYM_FLOAT_SCALAR,
+    #[cfg(feature = "op-executorch_prim-sym_not-Scalar")]
+    SYM_NOT_SCALAR,
+    #[cfg(feature = "op-executorch_prim-sym_max-Scalar")]
+    SYM_MAX_SCALAR,
+    #[cfg(feature = "op-executorch_prim-sym_min-Scalar")]
+    SYM_MIN_SCALAR,
+    #[cfg(feature = "op-executorch_prim-ceil-Scalar")]
+    CEIL_SCALAR,
+    #[cfg(feature = "op-executorch_prim-round-Scalar")]
+    ROUND_SCALAR,
+    #[cfg(feature = "op-executorch_prim-trunc-Scalar")]
+    TRUNC_SCALAR,
+    #[cfg(feature = "op-executorch_prim-eq-Scalar")]
+    EQ_SCALAR,
+    #[cfg(feature = "op-executorch_prim-gt-Scalar")]
+    GT_SCALAR,
+    #[cfg(feature = "op-executorch_prim-lt-Scalar")]
+    LT_SCALAR,
+    #[cfg(feature = "op-executorch_prim-ge-Scalar")]
+    GE_SCALAR,
+    #[cfg(feature = "op-executorch_prim-le-Scalar")]
+    LE_SCALAR,
 ];
+
+
+fn bad(what: &'static str, i: usize) -> Error {
+    Error::new(ErrorCode::InvalidArgument, what, i as u32)
+}
 
 /// `executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor`:
 /// emitted with exactly 3 arguments `[self, size, out]`; the output shares
-/// the input's data (`kernels/prim_ops/et_view.cpp`).
+/// the input's data, its sizes the list's current values (one `-1`
+/// inferred), resized as a bounded dynamic tensor when the method has them.
 #[allow(dead_code)]
 pub const ET_VIEW: Kernel = op!(
     "executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor",
@@ -22,8 +74,13 @@ pub const ET_VIEW: Kernel = op!(
 
 fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (in_dtype, in_shape) = ctx.tensor_info(0)?;
+    let (contiguous, numel) = (in_shape.is_contiguous(), in_shape.numel());
+    if ctx.has_dynamic_shapes() {
+        let sizes = dynamic::view_sizes(ctx, 1, numel)?;
+        dynamic::resize(ctx, 2, &sizes)?;
+    }
     let (out_dtype, out_shape) = ctx.tensor_info(2)?;
-    if in_dtype != out_dtype || in_shape.numel() != out_shape.numel() || !in_shape.is_contiguous() {
+    if in_dtype != out_dtype || numel != out_shape.numel() || !contiguous {
         return Err(Error::new(
             ErrorCode::InvalidArgument,
             "et_view shapes differ",
@@ -33,7 +90,7 @@ fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     ctx.alias(2, 0)
 }
 
-/// `aten::sym_size.int(Tensor self, int dim) -> SymInt`.
+/// `aten::sym_size.int(Tensor self, int dim) -> SymInt`: the current size.
 #[allow(dead_code)]
 pub const SYM_SIZE_INT: Kernel = op!(
     "aten::sym_size.int(Tensor self, int dim) -> SymInt",
@@ -52,5 +109,252 @@ fn sym_size_int(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
             1,
         ));
     }
-    ctx.set_int(2, shape.size(d as isize) as i64)
+    let size = shape.size(d as isize) as i64;
+    ctx.set_int(2, size)
 }
+
+/// `aten::sym_numel(Tensor self) -> SymInt`: the current element count.
+#[allow(dead_code)]
+pub const SYM_NUMEL: Kernel = op!("aten::sym_numel.default(Tensor self) -> SymInt", |ctx| {
+    let n = ctx.tensor_info(0)?.1.numel() as i64;
+    ctx.set_int(1, n)
+});
+
+/// A scalar argument of a prim op.
+#[derive(Clone, Copy)]
+enum S {
+    I(i64),
+    D(f64),
+    B(bool),
+}
+
+fn get(ctx: &KernelContext<'_, '_>, i: usize) -> Result<S> {
+    Ok(match ctx.kind(i)? {
+        ValueKind::Int => S::I(ctx.int(i)?),
+        ValueKind::Double => S::D(ctx.double(i)?),
+        ValueKind::Bool => S::B(ctx.bool(i)?),
+        _ => return Err(bad("prim op argument is not a scalar", i)),
+    })
+}
+
+impl S {
+    fn f(self) -> f64 {
+        match self {
+            S::I(v) => v as f64,
+            S::D(v) => v,
+            S::B(v) => v as u8 as f64,
+        }
+    }
+}
+
+/// Writes result `r` into the output value `i` as its kind asks (an Int
+/// output takes only an Int or Bool result; a Double one any number).
+fn put(ctx: &mut KernelContext<'_, '_>, i: usize, r: S) -> Result<()> {
+    match (ctx.kind(i)?, r) {
+        (ValueKind::Int | ValueKind::Bool, S::I(v)) => ctx.set_int(i, v),
+        (ValueKind::Int | ValueKind::Bool, S::B(v)) => ctx.set_int(i, v as i64),
+        (ValueKind::Double, r) => ctx.set_double(i, r.f()),
+        _ => Err(bad("prim op result does not fit its output", i)),
+    }
+}
+
+/// Integer arithmetic that overflows is `InvalidArgument` (upstream's
+/// `int64_t` arithmetic would be undefined there).
+fn int(r: Option<i64>) -> Result<S> {
+    r.map(S::I)
+        .ok_or(bad("prim op integer overflow or division by zero", 0))
+}
+
+/// Python's floor division and C's `%` on Ints, as upstream computes them.
+fn floordiv(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    if a.checked_rem(b)? != 0 && ((a < 0) != (b < 0)) {
+        q.checked_sub(1)
+    } else {
+        Some(q)
+    }
+}
+
+/// `Scalar a, Scalar b -> Scalar`: Int op Int is an Int, anything else a
+/// Double (`ALGEBRA_ET_PRIM_OP`).
+fn binary(
+    ctx: &mut KernelContext<'_, '_>,
+    fi: fn(i64, i64) -> Option<i64>,
+    fd: fn(f64, f64) -> f64,
+) -> Result<()> {
+    let r = match (get(ctx, 0)?, get(ctx, 1)?) {
+        (S::I(a), S::I(b)) => int(fi(a, b))?,
+        (a, b) => S::D(fd(a.f(), b.f())),
+    };
+    put(ctx, 2, r)
+}
+
+/// `Scalar a, Scalar b -> bool`.
+fn compare(
+    ctx: &mut KernelContext<'_, '_>,
+    fi: fn(&i64, &i64) -> bool,
+    fd: fn(&f64, &f64) -> bool,
+) -> Result<()> {
+    let r = match (get(ctx, 0)?, get(ctx, 1)?) {
+        (S::I(a), S::I(b)) => fi(&a, &b),
+        (S::B(a), S::B(b)) => fi(&(a as i64), &(b as i64)),
+        (a, b) => fd(&a.f(), &b.f()),
+    };
+    put(ctx, 2, S::B(r))
+}
+
+/// `Scalar a -> Scalar` rounding a Double to an Int (`ceil`, `round`,
+/// `trunc`); an Int stays as it is. Out of the Int range:
+/// `InvalidArgument`.
+fn to_int(ctx: &mut KernelContext<'_, '_>, f: fn(f64) -> f64) -> Result<()> {
+    let r = match get(ctx, 0)? {
+        S::D(d) => {
+            let v = f(d);
+            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
+                return Err(bad("prim op result out of the Int range", 0));
+            }
+            S::I(v as i64)
+        }
+        S::B(b) => S::I(b as i64),
+        i => i,
+    };
+    put(ctx, 1, r)
+}
+
+macro_rules! prim_binary {
+    ($name:ident, $schema:literal, $fi:expr, $fd:expr) => {
+        #[allow(dead_code)]
+        pub const $name: Kernel = op!($schema, |ctx| binary(ctx, $fi, $fd));
+    };
+}
+
+prim_binary!(
+    ADD_SCALAR,
+    "executorch_prim::add.Scalar(Scalar a, Scalar b) -> Scalar",
+    i64::checked_add,
+    |a, b| a + b
+);
+prim_binary!(
+    SUB_SCALAR,
+    "executorch_prim::sub.Scalar(Scalar a, Scalar b) -> Scalar",
+    i64::checked_sub,
+    |a, b| a - b
+);
+prim_binary!(
+    MUL_SCALAR,
+    "executorch_prim::mul.Scalar(Scalar a, Scalar b) -> Scalar",
+    i64::checked_mul,
+    |a, b| a * b
+);
+prim_binary!(
+    FLOORDIV_SCALAR,
+    "executorch_prim::floordiv.Scalar(Scalar a, Scalar b) -> Scalar",
+    floordiv,
+    |a, b| libm::floor(a / b)
+);
+prim_binary!(
+    SYM_MAX_SCALAR,
+    "executorch_prim::sym_max.Scalar(Scalar a, Scalar b) -> Scalar",
+    |a, b| Some(a.max(b)),
+    f64::max
+);
+prim_binary!(
+    SYM_MIN_SCALAR,
+    "executorch_prim::sym_min.Scalar(Scalar a, Scalar b) -> Scalar",
+    |a, b| Some(a.min(b)),
+    f64::min
+);
+
+/// `truediv.Scalar`: always a Double.
+#[allow(dead_code)]
+pub const TRUEDIV_SCALAR: Kernel = op!(
+    "executorch_prim::truediv.Scalar(Scalar a, Scalar b) -> Scalar",
+    |ctx| {
+        let (a, b) = (get(ctx, 0)?.f(), get(ctx, 1)?.f());
+        put(ctx, 2, S::D(a / b))
+    }
+);
+
+/// `mod.Scalar(SymInt a, SymInt b) -> SymInt`: C's `%` (the sign of `a`).
+#[allow(dead_code)]
+pub const MOD_SCALAR: Kernel = op!(
+    "executorch_prim::mod.Scalar(SymInt a, SymInt b) -> SymInt",
+    |ctx| {
+        let r = int(ctx.int(0)?.checked_rem(ctx.int(1)?))?;
+        put(ctx, 2, r)
+    }
+);
+
+/// `neg.Scalar`.
+#[allow(dead_code)]
+pub const NEG_SCALAR: Kernel = op!("executorch_prim::neg.Scalar(Scalar a) -> Scalar", |ctx| {
+    let r = match get(ctx, 0)? {
+        S::I(a) => int(a.checked_neg())?,
+        a => S::D(-a.f()),
+    };
+    put(ctx, 1, r)
+});
+
+/// `sym_float.Scalar`: a Double.
+#[allow(dead_code)]
+pub const SYM_FLOAT_SCALAR: Kernel = op!(
+    "executorch_prim::sym_float.Scalar(Scalar a) -> Scalar",
+    |ctx| {
+        let a = get(ctx, 0)?.f();
+        put(ctx, 1, S::D(a))
+    }
+);
+
+/// `sym_not.Scalar(Scalar a) -> bool`.
+#[allow(dead_code)]
+pub const SYM_NOT_SCALAR: Kernel =
+    op!("executorch_prim::sym_not.Scalar(Scalar a) -> bool", |ctx| {
+        let a = get(ctx, 0)?.f();
+        put(ctx, 1, S::B(a == 0.0))
+    });
+
+#[allow(dead_code)]
+pub const CEIL_SCALAR: Kernel = op!("executorch_prim::ceil.Scalar(Scalar a) -> Scalar", |ctx| {
+    to_int(ctx, libm::ceil)
+});
+/// `round.Scalar`: halves to even, as Python's `round`.
+#[allow(dead_code)]
+pub const ROUND_SCALAR: Kernel = op!("executorch_prim::round.Scalar(Scalar a) -> Scalar", |ctx| {
+    to_int(ctx, libm::rint)
+});
+#[allow(dead_code)]
+pub const TRUNC_SCALAR: Kernel = op!("executorch_prim::trunc.Scalar(Scalar a) -> Scalar", |ctx| {
+    to_int(ctx, libm::trunc)
+});
+
+macro_rules! prim_compare {
+    ($name:ident, $schema:literal, $f:ident) => {
+        #[allow(dead_code)]
+        pub const $name: Kernel = op!($schema, |ctx| compare(ctx, i64::$f, f64::$f));
+    };
+}
+prim_compare!(
+    EQ_SCALAR,
+    "executorch_prim::eq.Scalar(Scalar a, Scalar b) -> bool",
+    eq
+);
+prim_compare!(
+    GT_SCALAR,
+    "executorch_prim::gt.Scalar(Scalar a, Scalar b) -> bool",
+    gt
+);
+prim_compare!(
+    LT_SCALAR,
+    "executorch_prim::lt.Scalar(Scalar a, Scalar b) -> bool",
+    lt
+);
+prim_compare!(
+    GE_SCALAR,
+    "executorch_prim::ge.Scalar(Scalar a, Scalar b) -> bool",
+    ge
+);
+prim_compare!(
+    LE_SCALAR,
+    "executorch_prim::le.Scalar(Scalar a, Scalar b) -> bool",
+    le
+);

@@ -33,6 +33,7 @@ pub(crate) fn quantize_per_tensor_out(ctx: &mut KernelContext<'_, '_>) -> Result
     let zp = ctx.int(2)?;
     let range = QuantRange::new(ctx.int(3)?, ctx.int(4)?)?;
     let dtype = ctx.scalar_type(5)?;
+    crate::ops::dynamic::resize_like(ctx, 6, 0)?;
     let ([x], [mut out]) = ctx.io([0], [6])?;
     let x = required(x, 0)?;
     if out.dtype != dtype || x.numel() != out.numel() {
@@ -120,6 +121,7 @@ pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
 pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
     let scale = ctx.double(1)? as f32;
     let zp = i32::try_from(ctx.int(2)?).map_err(|_| bad("zero point out of range"))?;
+    crate::ops::dynamic::resize_like(ctx, out_arg, 0)?;
     let ([x], [mut out]) = ctx.io([0], [out_arg])?;
     let x = required(x, 0)?;
     if x.numel() != out.numel() {

@@ -445,6 +445,10 @@ fn mean(
     dtype_arg: usize,
 ) -> Result<()> {
     let dtype = opt_scalar_type(ctx, dtype_arg)?;
+    if ctx.has_dynamic_shapes() {
+        let sizes = crate::ops::dynamic::reduced_sizes(ctx, 0, dims, keepdim)?;
+        crate::ops::dynamic::resize(ctx, dtype_arg + 1, &sizes)?;
+    }
     let ([x], [out]) = ctx.io([0], [dtype_arg + 1])?;
     let x = required(x, 0)?;
     // `check_mean_dim_args`: a float dtype, or float input and output.

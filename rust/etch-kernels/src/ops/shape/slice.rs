@@ -214,6 +214,7 @@ fn split_into(
         return Err(bad("split of a 0-dim tensor"));
     }
     let dim = norm_dim(dim, x_shape.rank())?;
+    let dim_size = x_shape.size(dim as isize);
     if ctx.tensor_list_len(out_arg)? != count {
         return Err(bad("split output count"));
     }
@@ -225,7 +226,7 @@ fn split_into(
         narrow(&required(x, 0)?, dim, start, n, &mut out)?;
         start = start.checked_add(n).ok_or(bad("split sizes overflow"))?;
     }
-    if start != x_shape.size(dim as isize) {
+    if start != dim_size {
         return Err(bad("split sizes do not sum to the dimension"));
     }
     Ok(())

@@ -8,6 +8,7 @@ use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::slice::move_into;
 use crate::ops::bad;
+use crate::ops::dynamic::{self, Sizes};
 use crate::ops::copy::{
     strided as copy,
     walk::{norm_dim, signed_strides, sizes_of, MAX_WALK},
@@ -18,6 +19,17 @@ pub const PERMUTE_COPY_OUT: Kernel = op!(
     "aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         let dims = ctx.int_list(1)?;
+        if ctx.has_dynamic_shapes() {
+            // out.size(i) = self.size(dims[i]).
+            let (x, mut sizes) = (Sizes::of(ctx, 0)?, Sizes::new());
+            let rank = x.as_slice().len() as i64;
+            for &d in dims.as_slice() {
+                let d = if d < 0 { d + rank } else { d };
+                let s = usize::try_from(d).ok().and_then(|d| x.as_slice().get(d));
+                sizes.push(*s.ok_or(bad("permute dims"))?)?;
+            }
+            dynamic::resize(ctx, 2, &sizes)?;
+        }
         let ([x], [mut out]) = ctx.io([0], [2])?;
         copy::permute(&required(x, 0)?, dims.as_slice(), &mut out)
     }
@@ -28,6 +40,11 @@ pub const PERMUTE_COPY_OUT: Kernel = op!(
 pub const VIEW_COPY_OUT: Kernel = op!(
     "aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
+        if ctx.has_dynamic_shapes() {
+            let numel = ctx.tensor_info(0)?.1.numel();
+            let sizes = dynamic::view_sizes(ctx, 1, numel)?;
+            dynamic::resize(ctx, 2, &sizes)?;
+        }
         let ([x], [out]) = ctx.io([0], [2])?;
         let x = required(x, 0)?;
         if x.dtype != out.dtype || x.numel() != out.numel() {
@@ -78,6 +95,21 @@ pub const SQUEEZE_COPY_DIMS_OUT: Kernel = op!(
 pub const EXPAND_COPY_OUT: Kernel = op!(
     "aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
+        if ctx.has_dynamic_shapes() {
+            // `size`, -1 keeping self's size (aligned from the end).
+            let (x, list) = (Sizes::of(ctx, 0)?, ctx.int_list(1)?);
+            let (x, list) = (x.as_slice(), list.as_slice());
+            let mut sizes = Sizes::new();
+            for (d, &s) in list.iter().enumerate() {
+                let own = (d + x.len()).checked_sub(list.len()).and_then(|k| x.get(k));
+                sizes.push(match (s, own) {
+                    (-1, Some(&o)) => o,
+                    (s, _) if s >= 0 => s,
+                    _ => return Err(bad("expand size")),
+                })?;
+            }
+            dynamic::resize(ctx, 3, &sizes)?;
+        }
         let ([x], [out]) = ctx.io([0], [3])?;
         let x = required(x, 0)?;
         let strides = crate::ops::elementwise::broadcast_strides(&x.shape, &out.shape)?;

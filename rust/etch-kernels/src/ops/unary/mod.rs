@@ -137,6 +137,7 @@ fn via_f32(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> f32) -> Result<()> {
 /// element type from the dtype set `$set`) gives the per-element function.
 macro_rules! same_type {
     ($ctx:expr, $out:expr, $set:ident, $T:ident => $make:expr) => {{
+        $crate::ops::dynamic::resize_like($ctx, $out, 0)?;
         #[allow(unused_mut)]
         let ([x], [mut out]) = $ctx.io([0], [$out])?;
         let x = required(x, 0)?;
