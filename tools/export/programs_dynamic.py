@@ -229,7 +229,7 @@ REFERENCE["dimorder_int8"] = REFERENCE["dimorder_f32"]
 RULES = {
     # The pip wheel runs add, mul, bmm and addmm through kernels/optimized
     # (executorch-portable-kernels.md §0), whose summation order differs.
-    "seq_dyn_f32": ("ulp 16", "the reference runtime (pip wheel) takes aten::add/mul/bmm/addmm from "
+    "seq_dyn_f32": ({"ulp": 16}, "the reference runtime (pip wheel) takes aten::add/mul/bmm/addmm from "
                     "kernels/optimized; etch runs the portable arithmetic"),
     "dimorder_f32": ("exact", ""),
 }

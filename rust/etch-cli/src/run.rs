@@ -198,6 +198,52 @@ pub fn main(a: Args) -> Result<(), String> {
     result
 }
 
+/// Input `i` of `method` read from the `.npy` at `path` (at most `cap`
+/// bytes), checked against the method's input and laid out in its dim
+/// order: the bytes `set_input_bytes` takes. One place for `run` and
+/// `run --steps`. A bounded dynamic input (`DYNAMIC_BOUND`) takes smaller
+/// sizes of its rank: the method's input is resized to them first, as
+/// ExecuTorch's `set_input` does; a static one only its own sizes.
+pub fn input_bytes(
+    method: &mut etch_runtime::Method<'_, '_>,
+    i: usize,
+    path: &str,
+    cap: usize,
+    err: &dyn Fn(etch_runtime::Error) -> String,
+) -> Result<Vec<u8>, String> {
+    let info = method.input_meta(i).map_err(err)?;
+    let input = npy::read(path, cap)?;
+    if input.dtype != info.dtype {
+        return Err(format!(
+            "{path}: dtype {} but input {i} is {}",
+            input.dtype.name(),
+            info.dtype.name()
+        ));
+    }
+    let sizes: Vec<usize> = info.shape.sizes().iter().map(|s| s as usize).collect();
+    let actual: Vec<u32> = input.shape.iter().map(|&s| s as u32).collect();
+    if input.shape.len() > 16 || input.shape.iter().any(|&s| s > i32::MAX as usize) {
+        return Err(format!(
+            "{path}: shape {:?} but input {i} is {sizes:?}",
+            input.shape
+        ));
+    }
+    // Resized every time: an earlier step may have set other sizes.
+    method
+        .resize_input(i, etch_runtime::Sizes::new(&actual))
+        .map_err(|e| {
+            format!(
+                "{path}: shape {:?} but input {i} is {}{sizes:?}: {}",
+                input.shape,
+                if info.is_dynamic { "at most " } else { "" },
+                err(e)
+            )
+        })?;
+    let shape = etch_runtime::Shape::new(&actual, info.shape.dim_order()).map_err(err)?;
+    let elem = info.dtype.element_size().unwrap_or(1);
+    Ok(host::to_physical(&input.data, &shape, elem))
+}
+
 fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Result<(), String> {
     let bound = Bound {
         ulp: a.ulp,
@@ -226,34 +272,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
     // inputs are set again before every run.
     let mut inputs = Vec::with_capacity(n_inputs);
     for (i, path) in a.inputs.iter().enumerate() {
-        let info = method.input_meta(i).map_err(err)?;
-        let input = npy::read(path, cap.array)?;
-        if input.dtype != info.dtype {
-            return Err(format!(
-                "{path}: dtype {} but input {i} is {}",
-                input.dtype.name(),
-                info.dtype.name()
-            ));
-        }
-        let sizes: Vec<usize> = info.shape.sizes().iter().map(|s| s as usize).collect();
-        // A bounded dynamic input takes smaller sizes (the method resizes
-        // it, as ExecuTorch's set_input does); a static one only its own.
-        let actual: Vec<u32> = input.shape.iter().map(|&s| s as u32).collect();
-        if input.shape != sizes {
-            method
-                .resize_input(i, etch_runtime::Sizes::new(&actual))
-                .map_err(|e| {
-                    format!(
-                        "{path}: shape {:?} but input {i} is {:?}{}: {e}",
-                        input.shape,
-                        sizes,
-                        if info.is_dynamic { " at most" } else { "" }
-                    )
-                })?;
-        }
-        let shape = etch_runtime::Shape::new(&actual, info.shape.dim_order()).map_err(err)?;
-        let elem = info.dtype.element_size().unwrap_or(1);
-        inputs.push(host::to_physical(&input.data, &shape, elem));
+        inputs.push(input_bytes(&mut method, i, path, cap.array, &err)?);
     }
 
     let mut trace_mismatch = false;

@@ -113,7 +113,7 @@ fn run_steps(
     let mut mismatch = false;
     for (k, (inputs, refs)) in list.iter().enumerate() {
         for (i, path) in inputs.iter().enumerate() {
-            let bytes = run::input_bytes(&method, i, path, cap.array, &err)?;
+            let bytes = run::input_bytes(&mut method, i, path, cap.array, &err)?;
             method.set_input_bytes(i, &bytes).map_err(err)?;
         }
         let mut entry = json!({"step": k, "inputs": inputs});

@@ -70,14 +70,13 @@ fn physical_index(shape: &Shape) -> Vec<usize> {
     out
 }
 
-/// The program's comparison rule from its `.json`: `None` for exact,
-/// `Some(n)` for "ulp n".
+/// The program's comparison rule from its `.json`: `None` for "exact",
+/// `Some(n)` for `{"ulp": n}`.
 fn rule(name: &str) -> Option<u64> {
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap())
             .unwrap();
-    let r = j["rule"].as_str().unwrap();
-    r.strip_prefix("ulp ").map(|n| n.parse().unwrap())
+    j["rule"]["ulp"].as_u64()
 }
 
 fn ulp(a: f32, b: f32) -> u64 {

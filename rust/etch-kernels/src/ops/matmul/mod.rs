@@ -67,7 +67,11 @@ pub const BMM_OUT: Kernel = op!(
             // [b, n, m] x [b, m, p] -> [b, n, p].
             let (a, b) = (Sizes::of(ctx, 0)?, Sizes::of(ctx, 1)?);
             let mut sizes = Sizes::new();
-            for s in [a.as_slice().first(), a.as_slice().get(1), b.as_slice().get(2)] {
+            for s in [
+                a.as_slice().first(),
+                a.as_slice().get(1),
+                b.as_slice().get(2),
+            ] {
                 sizes.push(s.copied().unwrap_or(0))?;
             }
             dynamic::resize(ctx, 2, &sizes)?;

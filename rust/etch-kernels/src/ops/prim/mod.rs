@@ -57,7 +57,6 @@ pub const KERNELS: &[Kernel] = &[
     LE_SCALAR,
 ];
 
-
 fn bad(what: &'static str, i: usize) -> Error {
     Error::new(ErrorCode::InvalidArgument, what, i as u32)
 }

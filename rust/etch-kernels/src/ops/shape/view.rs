@@ -8,11 +8,11 @@ use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::slice::move_into;
 use crate::ops::bad;
-use crate::ops::dynamic::{self, Sizes};
 use crate::ops::copy::{
     strided as copy,
     walk::{norm_dim, signed_strides, sizes_of, MAX_WALK},
 };
+use crate::ops::dynamic::{self, Sizes};
 
 /// `permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out)`.
 pub const PERMUTE_COPY_OUT: Kernel = op!(
