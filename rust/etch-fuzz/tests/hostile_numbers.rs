@@ -424,3 +424,38 @@ fn int_arguments(bytes: &[u8]) -> Vec<usize> {
     }
     out.into_iter().collect()
 }
+
+/// Issue 24: `slice_copy` ignored `end` and took the slice's length from
+/// the output tensor, so a file with `end` moved copied rows outside the
+/// slice. Now the output's size along `dim` must be `ceil((end - start) /
+/// step)` after upstream's clamping: every `end` Int of the LSTM model set
+/// to its `start` (an empty slice under a non-empty output) is an invalid
+/// argument, and set to `i64::MAX` (clamped to the size) still runs only if
+/// the slice then has the output's length.
+#[test]
+fn slice_copy_output_length_follows_start_end_and_step() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/zoo");
+    let base = std::fs::read(dir.join("lstm_f32.pte")).unwrap();
+    let int_of = |bytes: &[u8], index: usize| -> Option<(usize, i64)> {
+        let v = evalue(bytes, index);
+        let Ok(Value::Int(x)) = v.value() else {
+            return None;
+        };
+        let val = v.0.table(slot::evalue::VAL).ok()??;
+        Some((val.field(slot::single::VALUE, 8).ok()??, x))
+    };
+    let mut cases = 0;
+    for args in calls(&base, "aten::slice_copy") {
+        let (Some((end_at, _)), Some((_, start))) =
+            (int_of(&base, args[3]), int_of(&base, args[2]))
+        else {
+            continue;
+        };
+        let mut bytes = base.clone();
+        bytes[end_at..end_at + 8].copy_from_slice(&start.to_le_bytes());
+        let want = Err((Stage::Execute, ErrorCode::InvalidArgument));
+        assert_eq!(both(&bytes), [want, want], "end = start {start} @{end_at}");
+        cases += 1;
+    }
+    assert!(cases >= 4, "{cases} cases");
+}

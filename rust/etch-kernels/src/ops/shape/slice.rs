@@ -12,7 +12,9 @@ use crate::ops::copy::walk::{
 };
 
 /// `slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None,
-/// SymInt? end=None, SymInt step=1, *, Tensor(a!) out)`.
+/// SymInt? end=None, SymInt step=1, *, Tensor(a!) out)`: `start` and `end`
+/// clamped as upstream's `adjust_slice_indices`; the output's size along
+/// `dim` must be the slice's length, `ceil((end - start) / step)`.
 pub const SLICE_COPY_TENSOR_OUT: Kernel = op!(
     "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)",
     slice_copy
@@ -20,6 +22,7 @@ pub const SLICE_COPY_TENSOR_OUT: Kernel = op!(
 
 fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let (dim, start, step) = (ctx.int(1)?, ctx.opt_int(2)?.unwrap_or(0), ctx.int(4)?);
+    let end = ctx.opt_int(3)?;
     let ([x], [out]) = ctx.io([0], [5])?;
     let x = required(x, 0)?;
     let rank = x.shape.rank() as i64;
@@ -32,7 +35,17 @@ fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         return Err(bad("slice_copy arguments"));
     }
     let size = x.shape.size(dim as isize) as i64;
-    let start = if start < 0 { start + size } else { start }.clamp(0, size) as usize;
+    // `x + size` cannot overflow for a negative `x`: `size` is a tensor
+    // size, far below `i64::MAX`.
+    let start = if start < 0 { start + size } else { start }.clamp(0, size);
+    let end = end.map_or(size, |e| if e < 0 { e + size } else { e });
+    let end = end.clamp(start, size);
+    // `end - start` is in 0..=size and `step` > 0: no overflow.
+    let len = (end - start).div_euclid(step) + ((end - start).rem_euclid(step) != 0) as i64;
+    if out.shape.size(dim as isize) as i64 != len {
+        return Err(bad("slice_copy output length"));
+    }
+    let start = start as usize;
     // Source strides with `dim` stepped, starting at `start`.
     // `start` and `step` come from the file: every product is checked.
     let mut strides = x.shape.strides();
