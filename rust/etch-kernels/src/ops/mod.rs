@@ -16,7 +16,7 @@
 //! | [`conv`] | `convolution` |
 //! | [`pool`] | `avg_pool2d`, `max_pool2d_with_indices`, `_adaptive_avg_pool2d` |
 //! | [`shape`] | `view_copy`, `permute_copy`, `(un)squeeze_copy`, `expand_copy`, `transpose_copy`, `t_copy`, `slice_copy`, `select_copy`, `narrow_copy`, `split*_copy`, `unbind_copy`, `cat`, `stack`, `repeat`, `flip`, `roll`, `pixel_(un)shuffle`, `constant_pad_nd` |
-//! | [`copy`] | `clone`, `alias_copy`, `dim_order_ops::_clone_dim_order`, `dim_order_ops::_to_dim_order_copy`, and the copy engines |
+//! | [`copy`] | `clone`, `alias_copy`, `copy_`, `dim_order_ops::_clone_dim_order`, `dim_order_ops::_to_dim_order_copy`, and the copy engines |
 //! | [`fill`] | `full`, `full_like`, `scalar_tensor`, `arange`, `masked_fill` |
 //! | [`index`] | `index_select`, `gather`, `embedding`, `index.Tensor` |
 //! | [`upsample`] | `upsample_nearest2d`, `upsample_bilinear2d` |

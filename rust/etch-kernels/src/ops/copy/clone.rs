@@ -1,7 +1,10 @@
-//! `clone`, `alias_copy`: the same elements into another tensor.
+//! `clone`, `alias_copy`: the same elements into another tensor; `copy_`:
+//! into a tensor in place (a mutable buffer's write).
 
 use etch_runtime::context::required;
 use etch_runtime::{op, Kernel};
+
+use crate::ops::bad;
 
 use super::strided as copy;
 use crate::ops::shape::view::transpose;
@@ -23,5 +26,28 @@ pub const ALIAS_COPY_OUT: Kernel = op!(
         let ([x], [mut out]) = ctx.io([0], [1])?;
         let x = required(x, 0)?;
         transpose(&x, 0, 0, &mut out)
+    }
+);
+
+/// `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False)`: `src`
+/// broadcast into `self`, in place: what the exporter emits to write a
+/// mutable buffer (`buf.copy_(x)`, and `buf.add_(x)` as `add.out` then
+/// `copy_`). Portable `op_copy.cpp`: `non_blocking` must be false, same
+/// dtype, `src` broadcastable to `self`, any dtype (a byte copy).
+pub const COPY_: Kernel = op!(
+    "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+    |ctx| {
+        if ctx.bool(2)? {
+            return Err(bad("copy_: non_blocking"));
+        }
+        let ([src], [out]) = ctx.io([1], [0])?;
+        let src = required(src, 1)?;
+        if src.dtype != out.dtype {
+            return Err(bad("copy_: dtypes differ"));
+        }
+        let strides = crate::ops::elementwise::broadcast_strides(&src.shape, &out.shape)?;
+        let elem = src.dtype.element_size().ok_or(bad("unsized dtype"))?;
+        let (os, sizes) = (out.shape.strides(), out.shape);
+        copy::strided_copy(src.data, &strides, out.data, &os, sizes.sizes(), elem)
     }
 );

@@ -1,4 +1,5 @@
 //! Copies: the kernels that copy a tensor whole (`clone`, `alias_copy`,
+//! `copy_` in place,
 //! `dim_order_ops::_clone_dim_order`, `dim_order_ops::_to_dim_order_copy`)
 //! and the copy engines every data-movement kernel runs on: [`walk`]
 //! (strided walks over any dim order, dtype conversions), [`strided`]
@@ -23,4 +24,6 @@ pub const KERNELS: &[Kernel] = &[
     dim_order::TO_DIM_ORDER_COPY_OUT,
     #[cfg(feature = "op-aten-alias_copy-out")]
     clone::ALIAS_COPY_OUT,
+    #[cfg(feature = "op-aten-copy_-")]
+    clone::COPY_,
 ];
