@@ -879,6 +879,24 @@ etch_status_t etch_method_unload(etch_method_t *m);
 etch_status_t etch_method_execute(etch_method_t *m);
 
 /**
+ * Puts the method's mutable state back to the program's initial values,
+ * as unloading and loading it again would, without either: the mutable
+ * buffers (planned tensors with an initial value, what the exporter makes
+ * of a `register_buffer` the model updates in place; `etch inspect` lists
+ * them and their bytes) are copied again from the program. Nothing else
+ * changes: inputs stay set, the other planned bytes are untouched. A
+ * streaming application calls it where a stream starts over. The state
+ * lives in the planned buffers the caller gave `etch_method_load`; a
+ * method without mutable buffers has nothing to reset (`ETCH_OK`). A
+ * call from a kernel or callback of the running method is refused
+ * (`ETCH_INVALID_STATE`, busy) like every other call on it.
+ *
+ * # Safety
+ * `m` NULL or a writable `etch_method_t`.
+ */
+etch_status_t etch_method_reset(etch_method_t *m);
+
+/**
  * Caps the instructions one execute may run (default 10 000 000), against
  * malformed jump loops: the limit reached fails with `ETCH_INVALID_STATE`.
  *

@@ -519,6 +519,26 @@ pub unsafe extern "C" fn etch_method_execute(m: *mut etch_method_t) -> etch_stat
     }
 }
 
+/// Puts the method's mutable state back to the program's initial values,
+/// as unloading and loading it again would, without either: the mutable
+/// buffers (planned tensors with an initial value, what the exporter makes
+/// of a `register_buffer` the model updates in place; `etch inspect` lists
+/// them and their bytes) are copied again from the program. Nothing else
+/// changes: inputs stay set, the other planned bytes are untouched. A
+/// streaming application calls it where a stream starts over. The state
+/// lives in the planned buffers the caller gave `etch_method_load`; a
+/// method without mutable buffers has nothing to reset (`ETCH_OK`). A
+/// call from a kernel or callback of the running method is refused
+/// (`ETCH_INVALID_STATE`, busy) like every other call on it.
+///
+/// # Safety
+/// `m` NULL or a writable `etch_method_t`.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_reset(m: *mut etch_method_t) -> etch_status_t {
+    // SAFETY: caller's contract.
+    unsafe { with_method(m, &[], |method| method.reset_state()) }
+}
+
 /// Caps the instructions one execute may run (default 10 000 000), against
 /// malformed jump loops: the limit reached fails with `ETCH_INVALID_STATE`.
 ///

@@ -389,3 +389,99 @@ fn overlapping_buffers_and_reentry_are_refused() {
         assert_eq!(etch_method_unload(mp), ETCH_OK);
     }
 }
+
+/// tests/programs/running_sum_f32.pte (ExecuTorch 1.5.1: `acc.add_(x);
+/// return acc * 0.5`, `acc` a buffer starting at arange(8)) and its steps.
+const RUNNING_SUM_LEN: usize = include_bytes!("../../../tests/programs/running_sum_f32.pte").len();
+static RUNNING_SUM: &Aligned<RUNNING_SUM_LEN> = &Aligned(*include_bytes!(
+    "../../../tests/programs/running_sum_f32.pte"
+));
+const STEPS: [(&[u8], &[u8]); 4] = [
+    (
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/0.input0.npy"),
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/0.output0.npy"),
+    ),
+    (
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/1.input0.npy"),
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/1.output0.npy"),
+    ),
+    (
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/2.input0.npy"),
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/2.output0.npy"),
+    ),
+    (
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/3.input0.npy"),
+        include_bytes!("../../../tests/programs/running_sum_f32.forward.steps/3.output0.npy"),
+    ),
+];
+
+/// Streaming through the C API: one loaded method fed one chunk per call
+/// keeps its state (ExecuTorch's outputs of the same sequence), and
+/// `etch_method_reset` starts the stream over without reloading.
+#[cfg(all(
+    feature = "op-aten-add-out",
+    feature = "op-aten-mul-out",
+    feature = "op-aten-copy_-",
+    feature = "dtype-f32"
+))]
+#[test]
+fn stream_keeps_state_and_resets() {
+    unsafe {
+        let mut prog: etch_program_t = zeroed();
+        let p = addr_of_mut!(prog);
+        let data = RUNNING_SUM.0.as_ptr().cast::<c_void>();
+        assert_eq!(
+            etch_program_load(p, data, RUNNING_SUM.0.len(), true),
+            ETCH_OK
+        );
+        let mut meta: etch_method_meta_t = zeroed();
+        assert_eq!(etch_method_meta(p, c"forward".as_ptr(), &mut meta), ETCH_OK);
+        let mut size = 0usize;
+        assert_eq!(
+            etch_method_planned_buffer_size(p, c"forward".as_ptr(), 0, &mut size),
+            ETCH_OK
+        );
+        let mut arena = Aligned([0xa5u8; 256]);
+        assert!(size <= arena.0.len());
+        let mut state = [0u8; 256];
+        assert!(meta.method_state_bytes <= state.len());
+        let planned = [arena.0.as_mut_ptr().cast::<c_void>()];
+        let lens = [size];
+        let mut m: etch_method_t = zeroed();
+        let mp = addr_of_mut!(m);
+        let r = etch_method_load(
+            mp,
+            p,
+            c"forward".as_ptr(),
+            state.as_mut_ptr().cast(),
+            meta.method_state_bytes,
+            planned.as_ptr(),
+            lens.as_ptr(),
+            1,
+        );
+        assert_eq!(r, ETCH_OK);
+        let step = |k: usize| {
+            let input = npy(STEPS[k].0);
+            assert_eq!(
+                etch_method_set_input(mp, 0, input.as_ptr().cast(), input.len()),
+                ETCH_OK
+            );
+            assert_eq!(etch_method_execute(mp), ETCH_OK);
+            let (mut out, mut n) = (null::<c_void>(), 0usize);
+            assert_eq!(etch_method_output(mp, 0, &mut out, &mut n), ETCH_OK);
+            core::slice::from_raw_parts(out.cast::<u8>(), n).to_vec()
+        };
+        for (k, s) in STEPS.iter().enumerate() {
+            assert_eq!(step(k), npy(s.1), "step {k}");
+        }
+        // Step 0 again without a reset: the state carried on, so it differs.
+        assert_ne!(step(0), npy(STEPS[0].1));
+        assert_eq!(etch_method_reset(mp), ETCH_OK);
+        for (k, s) in STEPS.iter().enumerate() {
+            assert_eq!(step(k), npy(s.1), "step {k} after the reset");
+        }
+        assert_eq!(etch_method_reset(null_mut()), ETCH_INVALID_ARGUMENT);
+        let mut zero: etch_method_t = zeroed();
+        assert_eq!(etch_method_reset(&mut zero), ETCH_INVALID_STATE);
+    }
+}
