@@ -39,6 +39,7 @@ fn tensor_json(t: &TensorSummary) -> Json {
         "nbytes": t.nbytes,
         "memory_id": t.placement.map(|p| p.0),
         "offset": t.placement.map(|p| p.1),
+        "mutable": t.mutable.is_some(),
     })
 }
 
@@ -68,6 +69,8 @@ pub fn to_json(s: &FileSummary) -> Json {
                 "method_state_bytes": m.method_state_bytes,
                 "kernel_scratch_bytes": m.kernel_scratch_bytes,
                 "planned_tensors": m.planned_tensors.iter().map(tensor_json).collect::<Vec<_>>(),
+                "mutable_buffers": mutable(m).map(tensor_json).collect::<Vec<_>>(),
+                "mutable_state_bytes": mutable(m).map(|t| t.nbytes).sum::<usize>(),
             })
         })
         .collect();
@@ -82,6 +85,12 @@ pub fn to_json(s: &FileSummary) -> Json {
         "unused_constant_bytes": s.unused_constant_bytes,
         "methods": methods,
     })
+}
+
+/// The planned tensors holding mutable state (initialised from the
+/// program at load and by `Method::reset_state`).
+fn mutable(m: &crate::summary::MethodSummary) -> impl Iterator<Item = &TensorSummary> {
+    m.planned_tensors.iter().filter(|t| t.mutable.is_some())
 }
 
 fn shape(t: &TensorSummary) -> String {
@@ -157,6 +166,22 @@ fn print_text(path: &str, s: &FileSummary) {
             m.method_state_bytes,
             m.kernel_scratch_bytes
         );
+        let state: Vec<&TensorSummary> = mutable(m).collect();
+        outln!(
+            "  mutable state: {} buffers, {} B in planned memory (initial values from the program at load; Method::reset_state)",
+            state.len(),
+            state.iter().map(|t| t.nbytes).sum::<usize>()
+        );
+        for t in &state {
+            if let Some((id, off)) = t.placement {
+                outln!(
+                    "      mem {id} [{off:>7} .. {:>7}) v{} {}",
+                    off + t.nbytes as u64,
+                    t.index,
+                    shape(t)
+                );
+            }
+        }
         outln!("  memory plan:");
         for (i, b) in m.planned_buffers.iter().enumerate() {
             outln!("    memory id {}: {b} B", i + 1);
@@ -164,10 +189,15 @@ fn print_text(path: &str, s: &FileSummary) {
         for t in &m.planned_tensors {
             if let Some((id, off)) = t.placement {
                 outln!(
-                    "      mem {id} [{off:>7} .. {:>7}) v{} {}",
+                    "      mem {id} [{off:>7} .. {:>7}) v{} {}{}",
                     off + t.nbytes as u64,
                     t.index,
-                    shape(t)
+                    shape(t),
+                    if t.mutable.is_some() {
+                        " (mutable state)"
+                    } else {
+                        ""
+                    }
                 );
             }
         }

@@ -38,6 +38,7 @@ mod ops;
 mod plan;
 mod run;
 mod select;
+mod steps;
 mod summary;
 mod trace;
 

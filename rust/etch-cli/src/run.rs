@@ -21,10 +21,10 @@ use crate::trace::{self, Tracer};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The program (.pte).
-    path: String,
+    pub(crate) path: String,
     /// Method to run.
     #[arg(long, default_value = "forward")]
-    method: String,
+    pub(crate) method: String,
     /// Input i as .npy (logical order, the input's dtype); once per input.
     #[arg(long = "input", value_name = "IN.npy")]
     inputs: Vec<String>,
@@ -36,16 +36,16 @@ pub struct Args {
     compare: Vec<String>,
     /// Let float outputs differ by at most N units in the last place.
     #[arg(long, value_name = "N", default_value_t = 0)]
-    ulp: u64,
+    pub(crate) ulp: u64,
     /// Let integer outputs differ by at most N.
     #[arg(long = "int-diff", value_name = "N", default_value_t = 0)]
-    int_diff: u64,
+    pub(crate) int_diff: u64,
     /// Run N times (inputs set before every run) and print the time per inference.
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: usize,
     /// Write every instruction's output tensors as .npy into DIR (created when missing).
     #[arg(long, value_name = "DIR")]
-    trace: Option<String>,
+    pub(crate) trace: Option<String>,
     /// Report the first instruction whose output differs from REF (.npz of graph-node outputs or a --trace DIR).
     #[arg(long = "trace-compare", value_name = "REF")]
     trace_compare: Option<String>,
@@ -60,7 +60,14 @@ pub struct Args {
     profile: bool,
     /// Print one JSON object (outputs, comparisons, timings, files) instead of text.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
+    /// Run a sequence on ONE loaded method: DIR holds <k>.input<i>.npy for steps k = 0, 1, ...
+    /// (and optionally <k>.output<j>.npy references, compared as --compare does).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["inputs", "compare", "outputs", "trace_compare", "etdump", "profile", "repeat"])]
+    pub(crate) steps: Option<String>,
+    /// With --steps: write each step's outputs as <k>.output<j>.npy into OUT (created when missing).
+    #[arg(long = "outputs", value_name = "OUT", requires = "steps")]
+    pub(crate) outputs_dir: Option<String>,
 }
 
 /// How far an output may be from its reference under `--compare`.
@@ -174,6 +181,9 @@ pub fn diff(a: &Npy, b: &Npy) -> (f64, usize) {
 }
 
 pub fn main(a: Args) -> Result<(), String> {
+    if a.steps.is_some() {
+        return crate::steps::main(a);
+    }
     let json = a.json;
     // Text lines go to stdout unless --json; the JSON report collects the
     // same facts and is printed at the end (also when outputs differ).
@@ -390,8 +400,33 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
     }
     report.insert("runs".into(), json!(a.repeat.max(1)));
     report.insert("us_per_inference".into(), json!(us));
-    let mut outputs = Vec::new();
+    let (outputs, mismatch) =
+        outputs_report(&method, &a.outputs, &a.compare, bound, cap.array, say, &err)?;
+    report.insert("outputs".into(), Value::Array(outputs));
+    if mismatch {
+        return Err("outputs differ from the reference".into());
+    }
+    if trace_mismatch {
+        return Err("the trace differs from the reference".into());
+    }
+    Ok(())
+}
 
+/// Every output of `method` after a run: written to `outputs[i]` when
+/// given, compared with `compare[i]` when given (within `bound`), else
+/// previewed; one text line each through `say`. Returns the JSON entries
+/// and whether a comparison failed. One place for `etch run` and each
+/// step of `--steps`.
+pub fn outputs_report(
+    method: &etch_runtime::Method<'_, '_>,
+    outputs_to: &[String],
+    compare: &[String],
+    bound: Bound,
+    max: usize,
+    say: &dyn Fn(String),
+    err: &dyn Fn(etch_pte::Error) -> String,
+) -> Result<(Vec<Value>, bool), String> {
+    let mut outputs = Vec::new();
     let mut mismatch = false;
     for i in 0..method.num_outputs().map_err(err)? {
         let out = match method.output(i).map_err(err)? {
@@ -430,12 +465,12 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
             "dtype": out.dtype.name(),
             "shape": out.shape,
         });
-        if let Some(path) = a.outputs.get(i) {
+        if let Some(path) = outputs_to.get(i) {
             npy::write(path, &out)?;
             entry["written_to"] = json!(path);
         }
-        if let Some(path) = a.compare.get(i) {
-            let reference = npy::read(path, cap.array)?;
+        if let Some(path) = compare.get(i) {
+            let reference = npy::read(path, max)?;
             if reference.dtype != out.dtype || reference.shape != out.shape {
                 say(format!(
                     "output {i}: {}{:?} but reference {path} is {}{:?}",
@@ -466,12 +501,12 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
                 ));
             } else if ok {
                 say(format!(
-                    "output {i}: within bound of {path}: {differ} elements differ, at most {worst} {unit} (max abs diff {max})"
-                ));
+                "output {i}: within bound of {path}: {differ} elements differ, at most {worst} {unit} (max abs diff {max})"
+            ));
             } else {
                 say(format!(
-                    "output {i}: {differ} elements differ from {path}, at most {worst} {unit}, max abs diff {max}"
-                ));
+                "output {i}: {differ} elements differ from {path}, at most {worst} {unit}, max abs diff {max}"
+            ));
                 mismatch = true;
             }
             entry["compare"] = json!({
@@ -483,7 +518,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
                 "max_distance": worst,
                 "unit": unit,
             });
-        } else if a.outputs.get(i).is_none() {
+        } else if outputs_to.get(i).is_none() {
             say(format!(
                 "output {i}: {}{:?} {}",
                 out.dtype.name(),
@@ -494,14 +529,7 @@ fn run(a: &Args, say: &dyn Fn(String), report: &mut Map<String, Value>) -> Resul
         entry["preview"] = json!(preview(&out));
         outputs.push(entry);
     }
-    report.insert("outputs".into(), Value::Array(outputs));
-    if mismatch {
-        return Err("outputs differ from the reference".into());
-    }
-    if trace_mismatch {
-        return Err("the trace differs from the reference".into());
-    }
-    Ok(())
+    Ok((outputs, mismatch))
 }
 
 fn preview(t: &Npy) -> String {

@@ -36,6 +36,10 @@ pub struct TensorSummary {
     /// (memory id, offset) when memory-planned.
     pub placement: Option<(u32, u64)>,
     pub constant: Option<u32>,
+    /// A mutable buffer's initial value (its `data_buffer_idx` into the
+    /// program's mutable data segment): a planned tensor holding state that
+    /// `Method::load` and `Method::reset_state` initialise.
+    pub mutable: Option<u32>,
 }
 
 pub struct MethodSummary {
@@ -74,6 +78,7 @@ pub fn tensor_summary(index: usize, t: &Tensor<'_>) -> Result<TensorSummary> {
         nbytes: etch_pte::tensor::nbytes(t)?,
         placement,
         constant: (idx > 0 && placement.is_none()).then_some(idx),
+        mutable: (idx > 0 && placement.is_some()).then_some(idx),
     })
 }
 
