@@ -2,7 +2,7 @@
 //! product on the convolution's building blocks ([`ConvMac::dot_1x2`]), in
 //! both encodings of its constant term.
 
-use super::common::{init, put, row, wsum};
+use super::common::{init, put, row, runs, runs_mut, wsum};
 use super::conv::ConvMac;
 #[allow(unused_imports)]
 use super::isa::dsp::{pack16, smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word};
@@ -200,13 +200,14 @@ pub(crate) fn fc_input_offset(
     let bias_at = |o: usize| bias.and_then(|b| b.get(o).copied()).unwrap_or(0);
     // Rows in pairs, the pair's outputs written through zipped slices (no
     // index checks per output); an odd last row paired with itself.
-    let pairs = weights.chunks_exact(2 * in_features);
+    // The input and output rows through `runs`: a zip of two `chunks_exact`
+    // calls an out-of-line `Zip::size` that divides by a length the compiler
+    // cannot prove non-zero (it linked `panic_const_div_by_zero`).
+    let pair_len = in_features.checked_mul(2)?;
+    let pairs = weights.chunks_exact(pair_len);
     let last = pairs.remainder();
     Some((|| {
-        for (x, out) in input
-            .chunks_exact(in_features)
-            .zip(output.chunks_exact_mut(out_features))
-        {
+        for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
             let (outs, out_last) = out.as_chunks_mut::<2>();
             for (o, (w, d)) in pairs.clone().zip(outs.iter_mut()).enumerate() {
                 let (w0, w1) = w.split_at_checked(in_features).ok_or(BAD)?;

@@ -8,7 +8,7 @@
 //! columns to int16 once.
 #![cfg_attr(not(any(test, feature = "dsp")), allow(dead_code))]
 
-use super::super::common::{row, ConvOperands};
+use super::super::common::{row, runs, ConvOperands};
 use super::super::isa::dsp::{pack16, sxtb16, sxtb16_ror8, word};
 use super::super::requant::Requant;
 use super::super::BAD;
@@ -125,12 +125,8 @@ fn pairs(
         let o0 = lo.get_mut(p * cout..).ok_or(BAD)?;
         let o1 = hi.get_mut(..cout).ok_or(BAD)?;
         let rq = ops.mult.iter().zip(ops.shift);
-        for ((((w, &kso), (&m, &sh)), d0), d1) in weights
-            .chunks_exact(k)
-            .zip(ks.iter())
-            .zip(rq)
-            .zip(o0)
-            .zip(o1)
+        for ((((w, &kso), (&m, &sh)), d0), d1) in
+            runs(weights, k).zip(ks.iter()).zip(rq).zip(o0).zip(o1)
         {
             let [mut a, mut c] = dot_2x1(packed, w);
             if let Some(rows) = rows.as_deref() {

@@ -5,7 +5,7 @@
 //! same pass is plain Rust from the instructions' definitions.
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
-use super::super::common::{row, ConvOperands};
+use super::super::common::{row, runs, runs_mut, ConvOperands};
 use super::super::isa::mve::GroupConsts;
 use super::super::{ConvQuant, FcEncoding, BAD};
 use super::im2col::{gather, split_scratch, Pixel};
@@ -138,14 +138,10 @@ pub(crate) fn fc_layer(
         c[20 + l] = q.act_max;
     }
     Some((|| {
-        for (x, out) in input
-            .chunks_exact(in_features)
-            .zip(output.chunks_exact_mut(out_features))
-        {
-            for ((w, o), k) in weights
-                .chunks_exact(4 * in_features)
-                .zip(out.chunks_exact_mut(4))
-                .zip(ks.chunks_exact(4))
+        for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
+            for ((w, o), k) in runs(weights, 4 * in_features)
+                .zip(runs_mut(out, 4))
+                .zip(runs(ks, 4))
             {
                 c[..4].copy_from_slice(k);
                 rows_x4(x, w, &c, o)?;

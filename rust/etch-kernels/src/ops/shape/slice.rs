@@ -39,7 +39,9 @@ fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     // size, far below `i64::MAX`.
     let start = if start < 0 { start + size } else { start }.clamp(0, size);
     let end = end.map_or(size, |e| if e < 0 { e + size } else { e });
-    let end = end.clamp(start, size);
+    // max/min, not clamp: clamp's `start <= size` assertion is a panic path
+    // the compiler does not remove (start is already in 0..=size).
+    let end = end.max(start).min(size);
     // `end - start` is in 0..=size and `step` > 0: no overflow.
     let len = (end - start).div_euclid(step) + ((end - start).rem_euclid(step) != 0) as i64;
     if out.shape.size(dim as isize) as i64 != len {
