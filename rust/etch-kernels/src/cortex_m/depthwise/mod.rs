@@ -2,9 +2,16 @@
 //! operator's loop structures, generic over the building blocks of
 //! [`DepthwiseMac`], whose four implementations live beside them:
 //! `scalar.rs` (`Scalar`), `dsp.rs` (`Dsp`), `mve.rs` (`Mve`) and `x86.rs`
-//! (`X86`); `tests.rs` checks every path against one reference. Offsets are folded as in the convolution (see `conv`).
-//! One input channel (DS-CNN's first layer) runs as a matrix product on the
-//! convolution's building blocks ([`ConvMac`]).
+//! (`X86`); `tests.rs` checks every path against one reference. Offsets
+//! are folded as in the convolution (see `conv`). One input channel
+//! (DS-CNN's first layer) runs as a matrix product on the convolution's
+//! building blocks ([`ConvMac`]).
+//!
+//! Over 800 lines on purpose: every loop structure here reads its windows
+//! through [`Taps`], whose unchecked reads are sound only under the
+//! invariants established in this file (run lengths checked on push and
+//! fill); keeping the table and all its readers together keeps that
+//! `SAFETY` argument in one place.
 
 use super::common::{at4, four, lanes, put, runs, take, taps, ConvOperands};
 use super::conv::{ConvMac, PACK_IC};
@@ -730,7 +737,7 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
 /// masks of [`Taps::fill`]. The table lives on the stack under every
 /// depthwise call (a pointer a tap, plus the tap offsets), so
 /// it is sized for the kernels models use, not for 32: 25 keeps a DS-CNN
-/// inference below 2 KiB of stack on Cortex-M4 (issue 12); larger kernels
+/// inference below its 2 KiB stack target on Cortex-M4; larger kernels
 /// take [`depthwise`]'s other loops.
 const DW_MAX_TAPS: usize = if DW_PACK_WORDS / 8 < 25 {
     DW_PACK_WORDS / 8
@@ -743,7 +750,7 @@ const DW_MAX_TAPS: usize = if DW_PACK_WORDS / 8 < 25 {
 /// [`DepthwiseMac::dw_block`] read four values at any block offset below
 /// `len` without bounds checks. Only the runs' start pointers are kept (the
 /// runs are `len` long from there): a second table of slices took 200 B
-/// more of every depthwise call's stack (issue 12).
+/// more of every depthwise call's stack.
 pub(crate) struct Taps<'a> {
     /// Start of run `t` for `t < n`, borrowed from an `&'a [i8]` of at
     /// least `len` values; one slot more than the runs: the slot after the

@@ -11,6 +11,10 @@
 //! it run and are tested on the host bit for bit. The `asm!` itself cannot
 //! run on the host: the bench firmware checks it bit-exact under QEMU's
 //! Cortex-M55 (`bench/run.sh`, target `cortex-m55`, in CI's `--ci` run).
+//!
+//! Over 800 lines on purpose: each `asm!` block and its host emulation (the
+//! two `imp` modules) are one function written twice, kept in one file so
+//! that a change to one is reviewed beside the other.
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
 use crate::error::{KernelError, KernelResult};

@@ -1,9 +1,8 @@
 //! Element-wise binary `aten::*` kernels (arithmetic, comparisons, logical,
 //! where): each a schema line, ExecuTorch's dtype rule for the op (common
 //! dtype, output check, compute type) and a scalar function, run with
-//! broadcasting by `elementwise::map`. Shared reading of ExecuTorch's
-//! `op_add.cpp`, `op_div.cpp`, `pattern/comparison_op.h`, ...: see
-//! shared/reference/executorch-portable-kernels.md §2.4.
+//! broadcasting by `elementwise::map`, as ExecuTorch's `op_add.cpp`,
+//! `op_div.cpp`, `pattern/comparison_op.h`, ... do.
 
 // Kernels whose dtypes are all unselected read their arguments and do nothing.
 #![cfg_attr(

@@ -1,6 +1,6 @@
 //! Element conversions between f32, f64, i8, u8, i16, i32, i64 and bool
-//! (`static_cast` semantics, reference notes §1.4) and `Scalar` arguments
-//! (`check_overflow_scalar_cast`, §1.3).
+//! (`static_cast` semantics) and `Scalar` arguments
+//! (`check_overflow_scalar_cast`).
 //!
 //! float → int truncates toward zero. Out of range (and NaN, ±inf) the C++
 //! cast is undefined; etch reproduces, on every target, what the x86-64

@@ -1,8 +1,8 @@
 //! Element types as ExecuTorch's portable kernels see them: the promotion
 //! table (`promoteTypes`), the weak-scalar rule (`promote_type_with_scalar`),
 //! `canCast`, the compute type, and C++ `static_cast` between element types
-//! (with the x86-64 float → int behaviour of the reference build, see
-//! shared/reference/executorch-portable-kernels.md §1.2–1.4).
+//! (with the x86-64 float → int behaviour of the reference build:
+//! [`f_to_i32`], [`f_to_i64`]).
 //!
 //! Kernels see tensor data through [`Src`]/[`Dst`] (typed slices, checked
 //! once) and element values through [`Num`] (what C++ holds before a
@@ -772,8 +772,7 @@ mod tests {
 
     #[test]
     fn x86_float_to_int_casts() {
-        // shared/reference/executorch-portable-kernels.md §1.4, measured on
-        // the x86-64 wheel.
+        // static_cast as measured on ExecuTorch's x86-64 wheel.
         assert_eq!(u8::from_num(Num::F32(-1.0)), 255);
         assert_eq!(u8::from_num(Num::F32(256.0)), 0);
         assert_eq!(u8::from_num(Num::F32(300.7)), 44);

@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn gelu_constants() {
-        // shared/reference/executorch-portable-kernels.md §2.2.
+        // op_gelu.cpp's constants, as ExecuTorch computes them.
         assert_eq!(
             ((core::f64::consts::SQRT_2 * core::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32)
                 .to_bits(),
