@@ -36,6 +36,17 @@
  * Inputs: etch_method_set_input() copies bytes of the right length
  * whatever they are; etch_method_set_input_typed() also checks the dtype.
  *
+ * Streams and dynamic shapes. A loaded method keeps its mutable state (the
+ * buffers a model updates in place) in the caller's planned buffers from one
+ * etch_method_execute() to the next: feed one chunk per call, and
+ * etch_method_reset() starts the stream over. A bounded dynamic input
+ * (exported with Dim("T", max=N)) takes any sizes up to its bounds through
+ * etch_method_set_input_sized(&m, 0, sizes, dim, data, len);
+ * etch_method_output_sizes() then gives each output's actual sizes. Sizes
+ * above the bound, another rank, or bytes that do not match the sizes are
+ * ETCH_INVALID_ARGUMENT and change nothing. Needs the library feature
+ * `dynamic` (ETCH_FEATURE_DYNAMIC in etch_build_features()).
+ *
  * Aliasing. Every buffer and out-pointer a call is handed is checked, before
  * anything is read through it or written, against every region the call
  * touches: the handle (etch_method_t, etch_program_t, etch_kws_t, front-end
@@ -91,6 +102,12 @@
 #define ETCH_FEATURE_FRONTEND (1 << 3)
 
 #define ETCH_FEATURE_ETDUMP (1 << 4)
+
+/**
+ * Bounded dynamic shapes: `etch_method_set_input_sized` resizes inputs,
+ * kernels resize their outputs (`etch_method_output_sizes`).
+ */
+#define ETCH_FEATURE_DYNAMIC (1 << 5)
 
 /**
  * ExecuTorch `ScalarType` codes for `etch_tensor_info_t.dtype`.
@@ -475,8 +492,9 @@ extern "C" {
 /**
  * Which compile-time options this library has (`ETCH_FEATURE_*` bits):
  * whole-program verification, logging through `etch_log_write`, the
- * SMLAD/SXTB16 kernels, the front end, ETDump recording. Lets firmware and
- * tests check that the library they linked matches their configuration.
+ * SMLAD/SXTB16 kernels, the front end, ETDump recording, bounded dynamic
+ * shapes. Lets firmware and tests check that the library they linked
+ * matches their configuration.
  */
 uint32_t etch_build_features(void);
 
@@ -854,6 +872,38 @@ etch_status_t etch_method_set_input_typed(etch_method_t *m,
                                           size_t len);
 
 /**
+ * Sets input `i` with its sizes, for a bounded dynamic input
+ * (`DYNAMIC_BOUND`: exported with e.g. `Dim("T", max=32)`): as
+ * ExecuTorch's `Method::set_input`, the input is first resized to
+ * `sizes[0..dim]` (same rank; at most its planned number of elements, the
+ * upper bounds `etch_method_input_info` reports), then `len` bytes are
+ * copied (exactly the element count of `sizes` times the element size).
+ * The kernels then resize what they compute from it, and
+ * `etch_method_output_sizes` gives each output's sizes after the execute.
+ * A static input takes only its own sizes.
+ *
+ * Failures change nothing (the input keeps its sizes and bytes):
+ * `ETCH_INVALID_ARGUMENT` for a rank above `ETCH_MAX_DIMS` (`at` = 3), a
+ * negative size (`at` = 2), `len` not matching `sizes` (`at` = the bytes
+ * `sizes` needs), and a resize ExecuTorch refuses (`at` = `i`): another
+ * rank, sizes above the bound's element count, other sizes for a static
+ * input. `sizes` and `data` must not overlap `*m`, the state or the planned
+ * buffers (`ETCH_INVALID_ARGUMENT`, `at` = 2 or 4). Without the library's
+ * `dynamic` feature (`ETCH_FEATURE_DYNAMIC`) every input keeps the sizes
+ * the program gives it, bounded ones their upper bounds.
+ *
+ * # Safety
+ * `m` NULL or a writable `etch_method_t`; `sizes` NULL or `dim` readable
+ * `int32_t`; `data` NULL or `len` readable bytes.
+ */
+etch_status_t etch_method_set_input_sized(etch_method_t *m,
+                                          size_t i,
+                                          const int32_t *sizes,
+                                          size_t dim,
+                                          const void *data,
+                                          size_t len);
+
+/**
  * Marks `*m` unloaded: every later call on it returns `ETCH_INVALID_STATE`
  * until it is loaded again. Call it before the handle's storage or any of
  * its buffers go away (end of scope, `free`, reuse): only then can a later
@@ -940,6 +990,28 @@ etch_status_t etch_method_output(const etch_method_t *m,
                                  size_t i,
                                  const void **data,
                                  size_t *nbytes);
+
+/**
+ * Output `i`'s sizes after an execute: the sizes the kernels computed for a
+ * bounded dynamic output (at most its upper bounds), the program's for a
+ * static one. Writes the rank to `*dim` and the sizes to `sizes[0..rank]`
+ * (`etch_method_output`'s byte count is their element count times the
+ * element size). `cap` is the room in `sizes`: fewer entries than the rank
+ * give `ETCH_INVALID_ARGUMENT` with `at` = the rank, and nothing is written
+ * (`ETCH_MAX_DIMS` entries always suffice). Tensor outputs only
+ * (`ETCH_INVALID_TYPE`). `sizes` and `dim` must not overlap each other or
+ * the method's memory (`ETCH_INVALID_ARGUMENT`, `at` = 2 or 4); like every
+ * call on `m`, `ETCH_INVALID_STATE` while the method runs.
+ *
+ * # Safety
+ * `m` NULL or an `etch_method_t`; `sizes` NULL or `cap` writable
+ * `int32_t`; `dim` NULL or writable.
+ */
+etch_status_t etch_method_output_sizes(const etch_method_t *m,
+                                       size_t i,
+                                       int32_t *sizes,
+                                       size_t cap,
+                                       size_t *dim);
 
 /**
  * The kernel instruction `i` calls (numbered across chains, as in

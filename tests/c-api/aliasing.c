@@ -80,6 +80,7 @@ static void call_running(void) {
   uint32_t prof[64];
   size_t written = 0;
   uint8_t small[64];
+  int32_t sizes[16];
   etch_status_t got[] = {
       etch_method_execute(running),
       etch_method_set_input(running, 0, fx->input, fx->input_len),
@@ -90,6 +91,9 @@ static void call_running(void) {
       etch_method_execute_profiled(running, NULL, prof, 64),
       etch_method_execute_etdump(running, NULL, small, sizeof small, &written),
       etch_method_instruction_operator(running, 0, (const char **)&out, &n),
+      etch_method_set_input_sized(running, 0, fx->in.sizes, fx->in.dim, fx->input, fx->input_len),
+      etch_method_output_sizes(running, 0, sizes, 16, &n),
+      etch_method_reset(running),
       etch_method_unload(running),
   };
   for (size_t i = 0; i < sizeof got / sizeof got[0]; i++) {
@@ -232,6 +236,21 @@ static void test_fixture(const fixture_t *f) {
   CHECK_STATUS(etch_method_error(m, (etch_error_t *)h), ETCH_INVALID_ARGUMENT);
   CHECK_STATUS(etch_method_set_input(m, 0, arena[0], f->input_len), ETCH_INVALID_ARGUMENT);
   CHECK_STATUS(etch_method_set_input(m, 0, h, f->input_len < sizeof *m ? f->input_len : sizeof *m),
+               ETCH_INVALID_ARGUMENT);
+  /* The sized setter's sizes and data, the output query's sizes and rank. */
+  CHECK_REFUSED(m, etch_method_set_input_sized(m, 0, (const int32_t *)(void *)h, f->in.dim,
+                                               f->input, f->input_len), 2);
+  CHECK_REFUSED(m, etch_method_set_input_sized(m, 0, (const int32_t *)(void *)state, f->in.dim,
+                                               f->input, f->input_len), 2);
+  CHECK_REFUSED(m, etch_method_set_input_sized(m, 0, f->in.sizes, f->in.dim, arena[0],
+                                               f->input_len), 4);
+  int32_t osizes[16];
+  CHECK_STATUS(etch_method_output_sizes(m, 0, (int32_t *)(void *)h, 16, &n), ETCH_INVALID_ARGUMENT);
+  CHECK_STATUS(etch_method_output_sizes(m, 0, (int32_t *)(void *)(pte + 16), 16, &n),
+               ETCH_INVALID_ARGUMENT);
+  CHECK_STATUS(etch_method_output_sizes(m, 0, osizes, 16, (size_t *)(void *)arena[0]),
+               ETCH_INVALID_ARGUMENT);
+  CHECK_STATUS(etch_method_output_sizes(m, 0, osizes, 16, (size_t *)(void *)(osizes + 4)),
                ETCH_INVALID_ARGUMENT);
   program_untouched();
   runs_right(m);

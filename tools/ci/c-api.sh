@@ -18,7 +18,11 @@
 #     AddressSanitizer and UBSan;
 #  7. ETDump from C (tests/c-api/etdump.c, feature `etdump`, in every build
 #     above so step 4 covers it): the DS-CNN's file byte for byte what the
-#     Rust writer gives (tests/c-api/etdump/), x86_64 (ASan/UBSan) and i686.
+#     Rust writer gives (tests/c-api/etdump/), x86_64 (ASan/UBSan) and i686;
+#  8. programs as streams (tests/c-api/programs.c over tests/programs):
+#     state carried between executions and etch_method_reset, bounded dynamic
+#     shapes set with etch_method_set_input_sized and read back with
+#     etch_method_output_sizes, against ExecuTorch's runtime step by step.
 # Usage: tools/ci/c-api.sh [--regen]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -120,7 +124,7 @@ for t in $cortex_m; do
   fi
 done
 for t in $hosted; do
-  if build "$t" "verify,all-ops,all-dtypes,log,etdump"; then echo "ok   built $t (all kernels, verify, log, etdump)"; else fail "build $t"; fi
+  if build "$t" "verify,all-ops,all-dtypes,log,etdump,dynamic"; then echo "ok   built $t (all kernels, verify, log, etdump, dynamic)"; else fail "build $t"; fi
 done
 
 # Lints, in the three shapes the code has: hosted with logging, Armv6-M with
@@ -189,7 +193,7 @@ compile() {
   rm -f "$exe"
   "$@" -o "$exe" || fail "compile $(basename "$exe")"
 }
-full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG|ETCH_FEATURE_ETDUMP) -DEXPECT_LOG"
+full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_LOG|ETCH_FEATURE_ETDUMP|ETCH_FEATURE_DYNAMIC) -DEXPECT_LOG"
 # Host, full library with logging: 64-bit under AddressSanitizer/UBSan
 # (the C side) and 32-bit; both also sweep corruptions over tiny's program.
 compile "$out/harness-x86_64" gcc $cflags $full -DSWEEP -fsanitize=address,undefined "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
@@ -239,6 +243,24 @@ compile "$out/etdump-i686" gcc -m32 $cflags "$golden" -I"$here/zephyr/include" "
   "$here/zephyr/src/etch_etdump_console.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib i686-unknown-linux-gnu)" -Wl,--gc-sections
 run "ETDump i686-linux (gcc -m32)" "$out/etdump-i686"
+# Programs as a stream (tests/programs): each method loaded once, its steps
+# in order with every input set with its own sizes
+# (etch_method_set_input_sized) and every output's bytes and sizes
+# (etch_method_output_sizes) against ExecuTorch's runtime's; state carried,
+# etch_method_reset back to step 0 bit-exactly; the bounded dynamic
+# program at T = 32, 5, 17, 1 and its refusals (T = 33, ...). gcc's
+# ASan/UBSan on x86_64, and i686.
+programs="running_sum_f32 running_sum_int8 gru_f32 lstm_f32 lstm_int8 lstm_cm conv_stream_f32 conv_stream_int8
+  kv_attention_f32 kv_attention_int8 cond_f32 cond_state_f32 cond_state_int8 two_methods_f32 two_methods_int8
+  two_methods_cm seq_dyn_f32 seq_dyn_int8"
+mkdir -p "$out/fx-prog"
+python3 "$h/gen_programs.py" "$out/fx-prog/programs.c" $programs
+compile "$out/programs-x86_64" gcc $cflags -fsanitize=address,undefined "$h/programs.c" -I"$out/fx-prog" \
+  "$out/fx-prog/programs.c" "$(lib x86_64-unknown-linux-gnu)" -lm -Wl,--gc-sections
+run "programs x86_64-linux ASan+UBSan" "$out/programs-x86_64"
+compile "$out/programs-i686" gcc -m32 $cflags "$h/programs.c" -I"$out/fx-prog" "$out/fx-prog/programs.c" \
+  "$(lib i686-unknown-linux-gnu)" -lm -Wl,--gc-sections
+run "programs i686-linux (gcc -m32)" "$out/programs-i686"
 # C++ (no exceptions, no RTTI) against the same library.
 compile "$out/fixtures-host.o" gcc $cflags -c -I"$out/fx-host" "$out/fx-host/fixtures.c"
 compile "$out/cpp-smoke" g++ -std=c++17 -O2 -fno-exceptions -fno-rtti $warn -I"$here/include" -I"$h" -I"$out/fx-host" \
@@ -280,7 +302,7 @@ for spec in "mps2-an385|thumbv7m-none-eabi|-mcpu=cortex-m3|an385.ld|(ETCH_FEATUR
     "-DEXPECT_FEATURES=$features" -DETCH_SEMIHOSTING "$out/startup-$machine.o" "$h/harness.c" \
     -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib "$t")"
   run "harness qemu $machine ($t)" qemu "$machine" "$out/harness-$machine.elf"
-  bad=$(arm-none-eabi-nm -C "$out/harness-$machine.elf" 2>&1 | grep -E "$bad_syms|No such file" || true)
+  bad=$(arm-none-eabi-nm -C "$out/harness-$machine.elf" 2>&1 | grep -E "$FORBIDDEN_SYMBOLS|No such file" || true)
   [ -z "$bad" ] || { fail "$machine harness firmware links core::fmt/panics: $(head -3 <<<"$bad")"; clean=no; }
 done
 [ "${clean:-yes}" = yes ] && echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols"

@@ -73,11 +73,15 @@ pub const ETCH_FEATURE_LOG: u32 = 1 << 1;
 pub const ETCH_FEATURE_DSP: u32 = 1 << 2;
 pub const ETCH_FEATURE_FRONTEND: u32 = 1 << 3;
 pub const ETCH_FEATURE_ETDUMP: u32 = 1 << 4;
+/// Bounded dynamic shapes: `etch_method_set_input_sized` resizes inputs,
+/// kernels resize their outputs (`etch_method_output_sizes`).
+pub const ETCH_FEATURE_DYNAMIC: u32 = 1 << 5;
 
 /// Which compile-time options this library has (`ETCH_FEATURE_*` bits):
 /// whole-program verification, logging through `etch_log_write`, the
-/// SMLAD/SXTB16 kernels, the front end, ETDump recording. Lets firmware and
-/// tests check that the library they linked matches their configuration.
+/// SMLAD/SXTB16 kernels, the front end, ETDump recording, bounded dynamic
+/// shapes. Lets firmware and tests check that the library they linked
+/// matches their configuration.
 #[no_mangle]
 pub extern "C" fn etch_build_features() -> u32 {
     let mut f = 0;
@@ -95,6 +99,9 @@ pub extern "C" fn etch_build_features() -> u32 {
     }
     if cfg!(feature = "etdump") {
         f |= ETCH_FEATURE_ETDUMP;
+    }
+    if cfg!(feature = "dynamic") {
+        f |= ETCH_FEATURE_DYNAMIC;
     }
     f
 }

@@ -14,7 +14,7 @@ use etch_runtime::{
     Error, ErrorCode, ExecutionObserver, Method, MethodMeta, Output, MAX_MEMORY_IDS,
 };
 
-use crate::program::{etch_program_t, index, program};
+use crate::program::{etch_program_t, index, program, ETCH_MAX_DIMS};
 use crate::ptr::{self, disjoint, Held, Region, Span};
 use crate::registry::kernels;
 use crate::status::{at, code, etch_error_t, etch_status_t, invalid_argument, ErrorSlot};
@@ -473,6 +473,74 @@ pub unsafe extern "C" fn etch_method_set_input_typed(
     }
 }
 
+/// Sets input `i` with its sizes, for a bounded dynamic input
+/// (`DYNAMIC_BOUND`: exported with e.g. `Dim("T", max=32)`): as
+/// ExecuTorch's `Method::set_input`, the input is first resized to
+/// `sizes[0..dim]` (same rank; at most its planned number of elements, the
+/// upper bounds `etch_method_input_info` reports), then `len` bytes are
+/// copied (exactly the element count of `sizes` times the element size).
+/// The kernels then resize what they compute from it, and
+/// `etch_method_output_sizes` gives each output's sizes after the execute.
+/// A static input takes only its own sizes.
+///
+/// Failures change nothing (the input keeps its sizes and bytes):
+/// `ETCH_INVALID_ARGUMENT` for a rank above `ETCH_MAX_DIMS` (`at` = 3), a
+/// negative size (`at` = 2), `len` not matching `sizes` (`at` = the bytes
+/// `sizes` needs), and a resize ExecuTorch refuses (`at` = `i`): another
+/// rank, sizes above the bound's element count, other sizes for a static
+/// input. `sizes` and `data` must not overlap `*m`, the state or the planned
+/// buffers (`ETCH_INVALID_ARGUMENT`, `at` = 2 or 4). Without the library's
+/// `dynamic` feature (`ETCH_FEATURE_DYNAMIC`) every input keeps the sizes
+/// the program gives it, bounded ones their upper bounds.
+///
+/// # Safety
+/// `m` NULL or a writable `etch_method_t`; `sizes` NULL or `dim` readable
+/// `int32_t`; `data` NULL or `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_set_input_sized(
+    m: *mut etch_method_t,
+    i: usize,
+    sizes: *const i32,
+    dim: usize,
+    data: *const c_void,
+    len: usize,
+) -> etch_status_t {
+    let call = [
+        Region::reads(sizes, dim, 2),
+        Region::reads(data.cast::<u8>(), len, 4),
+    ];
+    // SAFETY: caller's contracts; neither buffer is the method's memory
+    // (checked by `with_method` before the closure runs).
+    unsafe {
+        with_method(m, &call, |method| {
+            if dim > ETCH_MAX_DIMS {
+                return Err(invalid_argument("more dimensions than ETCH_MAX_DIMS", 3));
+            }
+            let raw = ptr::bytes(sizes.cast(), dim.saturating_mul(4), 2)?;
+            let mut new = [0u32; ETCH_MAX_DIMS];
+            let mut numel: u64 = 1;
+            for (slot, s) in new.iter_mut().zip(raw.chunks_exact(4)) {
+                let s = i32::from_ne_bytes(s.first_chunk().copied().unwrap_or_default());
+                *slot = u32::try_from(s).map_err(|_| invalid_argument("negative size", 2))?;
+                numel = numel.saturating_mul(u64::from(*slot));
+            }
+            let bytes = ptr::bytes(data, len, 4)?;
+            index(i, method.num_inputs()?)?;
+            let elem = method.input_meta(i)?.dtype.element_size().unwrap_or(0);
+            let need = numel.saturating_mul(elem as u64);
+            if need != len as u64 {
+                return Err(invalid_argument(
+                    "input bytes differ from its sizes (at = bytes needed)",
+                    u32::try_from(need).unwrap_or(u32::MAX),
+                ));
+            }
+            let new = new.get(..dim).unwrap_or(&[]);
+            method.resize_input(i, etch_runtime::Sizes::new(new))?;
+            method.set_input_bytes(i, bytes)
+        })
+    }
+}
+
 /// Marks `*m` unloaded: every later call on it returns `ETCH_INVALID_STATE`
 /// until it is loaded again. Call it before the handle's storage or any of
 /// its buffers go away (end of scope, `free`, reuse): only then can a later
@@ -675,6 +743,73 @@ pub unsafe extern "C" fn etch_method_output(
                         ptr::put(data, t.data.as_ptr().cast::<c_void>(), 2)?;
                         ptr::put(nbytes, t.data.len(), 3)
                     }
+                }
+                _ => Err(Error::new(
+                    ErrorCode::InvalidType,
+                    "output is not a tensor",
+                    at(i),
+                )),
+            }),
+    )
+}
+
+/// Output `i`'s sizes after an execute: the sizes the kernels computed for a
+/// bounded dynamic output (at most its upper bounds), the program's for a
+/// static one. Writes the rank to `*dim` and the sizes to `sizes[0..rank]`
+/// (`etch_method_output`'s byte count is their element count times the
+/// element size). `cap` is the room in `sizes`: fewer entries than the rank
+/// give `ETCH_INVALID_ARGUMENT` with `at` = the rank, and nothing is written
+/// (`ETCH_MAX_DIMS` entries always suffice). Tensor outputs only
+/// (`ETCH_INVALID_TYPE`). `sizes` and `dim` must not overlap each other or
+/// the method's memory (`ETCH_INVALID_ARGUMENT`, `at` = 2 or 4); like every
+/// call on `m`, `ETCH_INVALID_STATE` while the method runs.
+///
+/// # Safety
+/// `m` NULL or an `etch_method_t`; `sizes` NULL or `cap` writable
+/// `int32_t`; `dim` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn etch_method_output_sizes(
+    m: *const etch_method_t,
+    i: usize,
+    sizes: *mut i32,
+    cap: usize,
+    dim: *mut usize,
+) -> etch_status_t {
+    let call = [Region::writes(sizes, cap, 2), Region::writes(dim, 1, 4)];
+    // SAFETY: caller's contract.
+    let method = match unsafe { method_ref(m, &call) } {
+        Ok((method, _)) => method,
+        Err(status) => return status,
+    };
+    code(
+        &index(i, method.num_outputs().unwrap_or(0))
+            .and_then(|()| method.output(i))
+            .and_then(|o| match o {
+                Output::Tensor(t) => {
+                    let rank = t.shape.rank();
+                    if cap < rank {
+                        return Err(invalid_argument(
+                            "sizes has fewer entries than the output's rank (at = rank)",
+                            at(rank),
+                        ));
+                    }
+                    if rank != 0 && (sizes.is_null() || !sizes.is_aligned()) {
+                        return Err(invalid_argument("null or misaligned sizes", 2));
+                    }
+                    if dim.is_null() || !dim.is_aligned() {
+                        return Err(invalid_argument(
+                            "null or misaligned out-pointer (at = argument)",
+                            4,
+                        ));
+                    }
+                    for (d, s) in t.shape.sizes().iter().enumerate() {
+                        // SAFETY: `d < rank <= cap` entries of a non-null,
+                        // aligned array the caller made writable, not the
+                        // method's memory (checked).
+                        unsafe { sizes.add(d).write(i32::try_from(s).unwrap_or(i32::MAX)) };
+                    }
+                    // SAFETY: `dim` NULL or writable (caller).
+                    unsafe { ptr::put(dim, rank, 4) }
                 }
                 _ => Err(Error::new(
                     ErrorCode::InvalidType,

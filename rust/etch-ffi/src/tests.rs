@@ -460,17 +460,35 @@ fn stream_keeps_state_and_resets() {
             1,
         );
         assert_eq!(r, ETCH_OK);
+        // Odd steps go through the sized setter (the input's own sizes).
         let step = |k: usize| {
             let input = npy(STEPS[k].0);
-            assert_eq!(
-                etch_method_set_input(mp, 0, input.as_ptr().cast(), input.len()),
-                ETCH_OK
-            );
+            let (data, len) = (input.as_ptr().cast(), input.len());
+            let r = if k % 2 == 1 {
+                etch_method_set_input_sized(mp, 0, [1, 8].as_ptr(), 2, data, len)
+            } else {
+                etch_method_set_input(mp, 0, data, len)
+            };
+            assert_eq!(r, ETCH_OK);
             assert_eq!(etch_method_execute(mp), ETCH_OK);
             let (mut out, mut n) = (null::<c_void>(), 0usize);
             assert_eq!(etch_method_output(mp, 0, &mut out, &mut n), ETCH_OK);
+            let (mut sizes, mut dim) = ([0i32; 4], 0usize);
+            let sp = sizes.as_mut_ptr();
+            assert_eq!(etch_method_output_sizes(mp, 0, sp, 4, &mut dim), ETCH_OK);
+            assert_eq!((dim, sizes), (2, [1, 8, 0, 0]));
             core::slice::from_raw_parts(out.cast::<u8>(), n).to_vec()
         };
+        // A static input takes only its own sizes; a refusal says why.
+        let input = npy(STEPS[0].0);
+        let r = etch_method_set_input_sized(mp, 0, [1, 7].as_ptr(), 2, input.as_ptr().cast(), 28);
+        assert_eq!(r, ETCH_INVALID_ARGUMENT);
+        let mut e: etch_error_t = zeroed();
+        assert_eq!(etch_method_error(mp, &mut e), ETCH_OK);
+        assert_eq!((e.status, e.at), (ETCH_INVALID_ARGUMENT, 0));
+        let mut dim = 0usize;
+        let r = etch_method_output_sizes(mp, 0, null_mut(), 0, &mut dim);
+        assert_eq!((r, dim), (ETCH_INVALID_ARGUMENT, 0));
         for (k, s) in STEPS.iter().enumerate() {
             assert_eq!(step(k), npy(s.1), "step {k}");
         }
