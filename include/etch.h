@@ -174,6 +174,16 @@
 #endif
 
 /**
+ * Bytes of an image header; the `.pte` follows at this offset.
+ */
+#define ETCH_IMAGE_HEADER_LEN 64
+
+/**
+ * Layout version of the header this library reads and writes.
+ */
+#define ETCH_IMAGE_VERSION 1
+
+/**
  * Most positions (arguments and returns) a C kernel's schema may have.
  */
 #define ETCH_MAX_KERNEL_ARGS 16
@@ -302,6 +312,54 @@ typedef struct {
 } etch_frontend_stream_t;
 
 /**
+ * A checked image.
+ */
+typedef struct {
+  /**
+   * The `.pte` inside the checked bytes (at offset `ETCH_IMAGE_HEADER_LEN`),
+   * ready for `etch_program_load`.
+   */
+  const uint8_t *pte;
+  size_t pte_len;
+  /**
+   * Generation: of two valid images the newer wins (`etch_image_newer`).
+   */
+  uint32_t sequence;
+  /**
+   * SHA-256 of the `.pte`.
+   */
+  uint8_t sha256[32];
+} etch_image_info_t;
+
+/**
+ * Why `etch_image_check` refused an image (`*fault`; 0 = none).
+ */
+typedef uint32_t etch_image_fault_t;
+
+/**
+ * A loaded program. Caller-allocated (static, stack or embedded in a
+ * struct); its contents are private. It refers to the program bytes, which
+ * must stay in place and unchanged while it (or a method of it) is in use;
+ * it may be copied or moved freely.
+ */
+typedef struct {
+  uint64_t _opaque[ETCH_PROGRAM_WORDS];
+} etch_program_t;
+
+/**
+ * Called by `etch_program_missing_operators` for each operator a method
+ * calls that this firmware has no kernel for. The strings are inside the
+ * program bytes and not NUL-terminated: use the lengths (`%.*s`).
+ */
+typedef void (*etch_missing_operator_fn)(void *ctx,
+                                         const char *method,
+                                         size_t method_len,
+                                         const char *name,
+                                         size_t name_len,
+                                         const char *overload,
+                                         size_t overload_len);
+
+/**
  * A kernel written in C: reads its arguments and writes its outputs through
  * `ctx`, returns `ETCH_OK` or an error status (which `etch_method_execute`
  * then returns, with the instruction's index).
@@ -386,16 +444,6 @@ typedef struct {
 } etch_kws_detection_t;
 
 /**
- * A loaded program. Caller-allocated (static, stack or embedded in a
- * struct); its contents are private. It refers to the program bytes, which
- * must stay in place and unchanged while it (or a method of it) is in use;
- * it may be copied or moved freely.
- */
-typedef struct {
-  uint64_t _opaque[ETCH_PROGRAM_WORDS];
-} etch_program_t;
-
-/**
  * Detail of the last failed call on a handle.
  */
 typedef struct {
@@ -442,6 +490,38 @@ typedef struct {
    */
   size_t method_state_bytes;
 } etch_method_meta_t;
+
+#define ETCH_IMAGE_FAULT_NONE 0
+
+/**
+ * Fewer bytes than the header, or than the header says the image has.
+ */
+#define ETCH_IMAGE_FAULT_TRUNCATED 1
+
+/**
+ * Not an image (an erased or foreign slot).
+ */
+#define ETCH_IMAGE_FAULT_BAD_MAGIC 2
+
+/**
+ * A header layout this firmware does not know.
+ */
+#define ETCH_IMAGE_FAULT_BAD_VERSION 3
+
+/**
+ * Header inconsistent (length, reserved bytes, a header written in part).
+ */
+#define ETCH_IMAGE_FAULT_BAD_HEADER 4
+
+/**
+ * Header + `.pte` longer than the slot (`capacity`) or the address space.
+ */
+#define ETCH_IMAGE_FAULT_LENGTH_OVERFLOW 5
+
+/**
+ * The `.pte`'s SHA-256 is not the header's.
+ */
+#define ETCH_IMAGE_FAULT_HASH_MISMATCH 6
 
 #define ETCH_OK 0
 
@@ -650,6 +730,84 @@ etch_status_t etch_frontend_stream_features_int8(const etch_frontend_stream_t *s
                                                  int8_t *out,
                                                  size_t out_len,
                                                  int16_t *peak);
+
+/**
+ * Checks the image at the start of `image` (`len` bytes: a slot's
+ * contents, or what an update received) that may be at most `capacity`
+ * bytes long (the slot's size): magic, version, header consistency, the
+ * header and `.pte` within `capacity` and within `len`, and the `.pte`'s
+ * SHA-256.
+ * `ETCH_OK` fills `*info`; a refused image gives `ETCH_INVALID_PROGRAM`
+ * with the reason in `*fault` (`ETCH_IMAGE_FAULT_*`; `fault` may be NULL).
+ * `info` and `fault` must not overlap the image or each other
+ * (`ETCH_INVALID_ARGUMENT`).
+ *
+ * # Safety
+ * `image` NULL or `len` readable bytes; `info` NULL or writable; `fault`
+ * NULL or writable.
+ */
+etch_status_t etch_image_check(const void *image,
+                               size_t len,
+                               size_t capacity,
+                               etch_image_info_t *info,
+                               etch_image_fault_t *fault);
+
+/**
+ * Writes the `ETCH_IMAGE_HEADER_LEN`-byte header of an image of the `.pte`
+ * at `pte` (`pte_len` bytes) as generation `sequence` into `header`
+ * (`header_len` >= `ETCH_IMAGE_HEADER_LEN`, else `ETCH_INVALID_ARGUMENT`;
+ * a `.pte` over 4 GiB: `ETCH_INVALID_PROGRAM`). The image is the header
+ * followed by the `.pte`. `header` must not overlap the `.pte`.
+ *
+ * # Safety
+ * `header` NULL or `header_len` writable bytes; `pte` NULL or `pte_len`
+ * readable bytes.
+ */
+etch_status_t etch_image_header(void *header,
+                                size_t header_len,
+                                const void *pte,
+                                size_t pte_len,
+                                uint32_t sequence);
+
+/**
+ * Whether generation `a` is newer than `b` (serial-number arithmetic: the
+ * counter may wrap).
+ */
+bool etch_image_newer(uint32_t a, uint32_t b);
+
+/**
+ * The order to try two slots at boot: `order[0]` the slot (0 = A, 1 = B)
+ * of the newer valid image (A on a tie), `order[1]` the other valid one as
+ * the fallback, -1 where there is none. `a_valid`/`b_valid` say whether
+ * each slot's image passed `etch_image_check`; `a_seq`/`b_seq` are their
+ * generations (ignored when invalid).
+ *
+ * # Safety
+ * `order` NULL or two writable bytes.
+ */
+etch_status_t etch_image_boot_order(bool a_valid,
+                                    uint32_t a_seq,
+                                    bool b_valid,
+                                    uint32_t b_seq,
+                                    int8_t *order);
+
+/**
+ * Counts, over every method of the program, the operators it calls that
+ * this firmware's kernel registry lacks (what `etch_method_load` would
+ * refuse with `ETCH_OPERATOR_MISSING`), calling `f` (may be NULL) for
+ * each, per method, in instruction order of first use. `ETCH_OK` with
+ * `*count` = 0 means every method can load as far as kernels go: check a
+ * program received in an update this way before activating it. `count`
+ * must not overlap the handle or the program bytes.
+ *
+ * # Safety
+ * `p` NULL or an `etch_program_t`; `count` NULL or writable; `f` NULL or a
+ * function that may be called with `ctx`.
+ */
+etch_status_t etch_program_missing_operators(const etch_program_t *p,
+                                             etch_missing_operator_fn f,
+                                             void *ctx,
+                                             size_t *count);
 
 /**
  * Registers a kernel written in C for the operator `schema` declares, e.g.

@@ -29,6 +29,7 @@
 mod etdump;
 #[cfg(feature = "frontend")]
 mod frontend;
+mod image;
 mod kernel;
 #[cfg(feature = "frontend")]
 mod kws;
@@ -45,6 +46,7 @@ mod tests;
 pub use etdump::*;
 #[cfg(feature = "frontend")]
 pub use frontend::*;
+pub use image::*;
 pub use kernel::*;
 #[cfg(feature = "frontend")]
 pub use kws::*;

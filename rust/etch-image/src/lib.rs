@@ -69,20 +69,26 @@ pub enum Fault {
     HashMismatch = 6,
 }
 
+// Field access without a panic path (no `copy_from_slice`, whose length
+// check links core::fmt into firmware): short buffers read as zeros.
+fn array_at<const N: usize>(b: &[u8], r: core::ops::Range<usize>) -> [u8; N] {
+    b.get(r)
+        .and_then(|s| <[u8; N]>::try_from(s).ok())
+        .unwrap_or([0; N])
+}
+
 fn u16_at(b: &[u8], r: core::ops::Range<usize>) -> u16 {
-    let mut v = [0u8; 2];
-    if let Some(s) = b.get(r) {
-        v.copy_from_slice(s);
-    }
-    u16::from_le_bytes(v)
+    u16::from_le_bytes(array_at(b, r))
 }
 
 fn u32_at(b: &[u8], r: core::ops::Range<usize>) -> u32 {
-    let mut v = [0u8; 4];
-    if let Some(s) = b.get(r) {
-        v.copy_from_slice(s);
+    u32::from_le_bytes(array_at(b, r))
+}
+
+fn put(b: &mut [u8], r: core::ops::Range<usize>, v: &[u8]) {
+    for (d, s) in b.iter_mut().skip(r.start).take(r.len()).zip(v) {
+        *d = *s;
     }
-    u32::from_le_bytes(v)
 }
 
 /// A view of an image header over any bytes.
@@ -151,11 +157,7 @@ impl<T: AsRef<[u8]>> ImageHeader<T> {
 
     /// The SHA-256 of the `.pte` the header promises.
     pub fn sha256(&self) -> [u8; 32] {
-        let mut d = [0u8; 32];
-        if let Some(s) = self.buffer.as_ref().get(field::SHA256) {
-            d.copy_from_slice(s);
-        }
-        d
+        array_at(self.buffer.as_ref(), field::SHA256)
     }
 
     /// Header plus `.pte` bytes, `None` if that overflows `usize`.
@@ -205,13 +207,21 @@ impl Repr {
     /// The 64 header bytes.
     pub fn emit(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
-        b[field::MAGIC].copy_from_slice(&MAGIC);
-        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
-        b[field::HEADER_LEN].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
-        b[field::PTE_LEN].copy_from_slice(&self.pte_len.to_le_bytes());
-        b[field::SEQUENCE].copy_from_slice(&self.sequence.to_le_bytes());
-        b[field::SEQUENCE_CHECK].copy_from_slice(&(!self.sequence).to_le_bytes());
-        b[field::SHA256].copy_from_slice(&self.sha256);
+        put(&mut b, field::MAGIC, &MAGIC);
+        put(&mut b, field::VERSION, &VERSION.to_le_bytes());
+        put(
+            &mut b,
+            field::HEADER_LEN,
+            &(HEADER_LEN as u16).to_le_bytes(),
+        );
+        put(&mut b, field::PTE_LEN, &self.pte_len.to_le_bytes());
+        put(&mut b, field::SEQUENCE, &self.sequence.to_le_bytes());
+        put(
+            &mut b,
+            field::SEQUENCE_CHECK,
+            &(!self.sequence).to_le_bytes(),
+        );
+        put(&mut b, field::SHA256, &self.sha256);
         b
     }
 }
