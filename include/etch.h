@@ -753,6 +753,23 @@ etch_status_t etch_image_check(const void *image,
                                etch_image_fault_t *fault);
 
 /**
+ * Checks only the header at `header` (`len` >= `ETCH_IMAGE_HEADER_LEN`
+ * bytes; the `.pte` may be elsewhere, e.g. an update whose header is in
+ * RAM and whose `.pte` is already in flash): magic, version, header
+ * consistency. `ETCH_OK` fills `*info` with `pte` = NULL and the length,
+ * generation and digest the header promises; a refused header gives
+ * `ETCH_INVALID_PROGRAM` and the reason in `*fault` (may be NULL).
+ * Compare the digest with `etch_image_header()`'s over the `.pte`.
+ *
+ * # Safety
+ * As `etch_image_check`.
+ */
+etch_status_t etch_image_check_header(const void *header,
+                                      size_t len,
+                                      etch_image_info_t *info,
+                                      etch_image_fault_t *fault);
+
+/**
  * Writes the `ETCH_IMAGE_HEADER_LEN`-byte header of an image of the `.pte`
  * at `pte` (`pte_len` bytes) as generation `sequence` into `header`
  * (`header_len` >= `ETCH_IMAGE_HEADER_LEN`, else `ETCH_INVALID_ARGUMENT`;

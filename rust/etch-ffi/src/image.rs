@@ -10,7 +10,7 @@ use crate::ptr::{self, disjoint, Held, Region};
 use crate::registry::kernels;
 use crate::status::{code, etch_status_t};
 use crate::{ETCH_INVALID_ARGUMENT, ETCH_INVALID_PROGRAM, ETCH_OK};
-use etch_image::{Fault, Image, Repr, Slot, HEADER_LEN};
+use etch_image::{Fault, Image, ImageHeader, Repr, Slot, HEADER_LEN};
 
 /// Bytes of an image header; the `.pte` follows at this offset.
 pub const ETCH_IMAGE_HEADER_LEN: usize = 64;
@@ -107,6 +107,61 @@ pub unsafe extern "C" fn etch_image_check(
             };
             // SAFETY: `info` non-null, aligned, writable (caller), disjoint
             // from the image (checked above).
+            unsafe { info.write(value) };
+            (ETCH_OK, ETCH_IMAGE_FAULT_NONE)
+        }
+        Err(f) => (ETCH_INVALID_PROGRAM, f as u32),
+    };
+    if !fault.is_null() {
+        // SAFETY: non-null, aligned, writable (caller), disjoint (checked).
+        unsafe { fault.write(why) };
+    }
+    status
+}
+
+/// Checks only the header at `header` (`len` >= `ETCH_IMAGE_HEADER_LEN`
+/// bytes; the `.pte` may be elsewhere, e.g. an update whose header is in
+/// RAM and whose `.pte` is already in flash): magic, version, header
+/// consistency. `ETCH_OK` fills `*info` with `pte` = NULL and the length,
+/// generation and digest the header promises; a refused header gives
+/// `ETCH_INVALID_PROGRAM` and the reason in `*fault` (may be NULL).
+/// Compare the digest with `etch_image_header()`'s over the `.pte`.
+///
+/// # Safety
+/// As `etch_image_check`.
+#[no_mangle]
+pub unsafe extern "C" fn etch_image_check_header(
+    header: *const c_void,
+    len: usize,
+    info: *mut etch_image_info_t,
+    fault: *mut etch_image_fault_t,
+) -> etch_status_t {
+    let call = [
+        Region::reads(header.cast::<u8>(), len, 0),
+        Region::writes(info, 1, 2),
+        Region::writes(fault, 1, 3),
+    ];
+    if disjoint(Held::NONE, &call).is_err()
+        || info.is_null()
+        || !info.is_aligned()
+        || !fault.is_aligned()
+    {
+        return ETCH_INVALID_ARGUMENT;
+    }
+    // SAFETY: the caller's contract for `header`/`len`.
+    let bytes = match unsafe { ptr::bytes(header, len, 0) } {
+        Ok(b) => b,
+        Err(_) => return ETCH_INVALID_ARGUMENT,
+    };
+    let (status, why) = match Repr::parse(&ImageHeader::new_unchecked(bytes)) {
+        Ok(r) => {
+            let value = etch_image_info_t {
+                pte: core::ptr::null(),
+                pte_len: usize::try_from(r.pte_len).unwrap_or(usize::MAX),
+                sequence: r.sequence,
+                sha256: r.sha256,
+            };
+            // SAFETY: non-null, aligned, writable (caller), disjoint (checked).
             unsafe { info.write(value) };
             (ETCH_OK, ETCH_IMAGE_FAULT_NONE)
         }
@@ -368,6 +423,23 @@ mod tests {
             (ETCH_INVALID_PROGRAM, ETCH_IMAGE_FAULT_HASH_MISMATCH)
         );
         assert_eq!(check(&[0xFF; 64], 64).0, ETCH_INVALID_PROGRAM);
+        // The header alone: what it promises, or why not.
+        let mut info: etch_image_info_t = unsafe { MaybeUninit::zeroed().assume_init() };
+        let mut fault = 99;
+        let hdr = |b: &[u8], info: &mut etch_image_info_t, fault: &mut u32| unsafe {
+            etch_image_check_header(b.as_ptr().cast(), b.len(), info, fault)
+        };
+        assert_eq!(hdr(&b[..64], &mut info, &mut fault), ETCH_OK);
+        assert_eq!(
+            (info.pte, info.pte_len, info.sequence, fault),
+            (null(), PTE.len(), 1, 0)
+        );
+        assert_eq!(hdr(&b[..63], &mut info, &mut fault), ETCH_INVALID_PROGRAM);
+        assert_eq!(fault, ETCH_IMAGE_FAULT_TRUNCATED);
+        let mut c = b.clone();
+        c[17] ^= 4;
+        assert_eq!(hdr(&c[..64], &mut info, &mut fault), ETCH_INVALID_PROGRAM);
+        assert_eq!(fault, ETCH_IMAGE_FAULT_BAD_HEADER);
         // The numbers are etch-image's.
         assert_eq!(
             [
