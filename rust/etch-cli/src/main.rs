@@ -30,6 +30,7 @@ macro_rules! out {
 
 mod etdump;
 mod host;
+mod image;
 mod inspect;
 mod kws;
 mod listen;
@@ -72,6 +73,8 @@ enum Command {
     Plan(plan::Args),
     /// The operators etch implements (--markdown: docs/operators.md).
     Ops(ops::Args),
+    /// Model images for flash slots: wrap a .pte, check an image.
+    Image(image::Args),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Command::Select(a) => select::main(a),
         Command::Plan(a) => plan::main(a),
         Command::Ops(a) => ops::main(a),
+        Command::Image(a) => image::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
