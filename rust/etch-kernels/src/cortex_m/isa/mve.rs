@@ -1136,7 +1136,15 @@ pub(crate) fn requantize_lane(acc: i32, c: &GroupConsts, l: usize) -> i32 {
 /// One lane of the vector requantization (`VADD`, `VQRDMULH`, the
 /// `VSHR`/`VQADD` fix-up, `VRSHL`, `VADD`, `VMAX`, `VMIN`).
 #[cfg_attr(all(target_arch = "arm", feature = "mve"), allow(dead_code))]
-fn requantize_vec(acc: i32, ks: i32, mult: i32, neg_right: i32, oo: i32, lo: i32, hi: i32) -> i32 {
+pub(crate) fn requantize_vec(
+    acc: i32,
+    ks: i32,
+    mult: i32,
+    neg_right: i32,
+    oo: i32,
+    lo: i32,
+    hi: i32,
+) -> i32 {
     let v = acc.wrapping_add(ks);
     let v = vqrdmulh(v, mult);
     let v = v.saturating_add(v >> 31);

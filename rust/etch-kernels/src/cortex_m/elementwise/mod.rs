@@ -6,12 +6,41 @@
 //! An input's requantized value depends on its int8 value alone, so each
 //! input's 256 possible values are requantized once per call into a table
 //! in the kernel scratch ([`ADD_SCRATCH_BYTES`]); per element there is then
-//! one lookup per input and one requantization.
+//! one lookup per input and one requantization. The element loop over the
+//! tables has an `asm!` form per ISA where it pays ([`AddLoop`]): `dsp.rs`
+//! (one element per pass, `SMLAL` requantization), `mve.rs` (four lanes
+//! per pass, gathered lookups, vector requantization).
 
 use super::arith::requantize;
+use super::isa::{Dsp, Scalar};
 use super::requant::Requant;
-use super::BAD;
+use super::{Active, BAD};
 use crate::error::KernelResult;
+
+mod dsp;
+mod mve;
+
+/// The element loop over the two tables, where an instruction set has one
+/// of its own: `out[i] = clamp(requant(ta[a[i]] + tb[b[i]]) + zp_out)` for
+/// every `i` (slices of equal length, checked by the caller), `true` when
+/// done; `false` (the default, or parameters the loop does not reproduce
+/// exactly) leaves `out` untouched and the portable loop runs.
+pub(crate) trait AddLoop {
+    #[inline(always)]
+    fn add_tables(
+        _t: &[[i32; 256]; 2],
+        _q: &AddQuant,
+        _a: &[i8],
+        _b: &[i8],
+        _out: &mut [i8],
+    ) -> bool {
+        false
+    }
+}
+
+impl AddLoop for Scalar {}
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+impl AddLoop for super::isa::X86 {}
 
 /// One add's quantization: per input (zero point, multiplier, shift), the
 /// output's, and the activation range.
@@ -52,6 +81,16 @@ pub fn add_s8(
     out: &mut [i8],
     scratch: &mut [u64],
 ) -> KernelResult {
+    add_with::<Active>(q, a, b, out, scratch)
+}
+
+pub(crate) fn add_with<M: AddLoop>(
+    q: &AddQuant,
+    a: &[i8],
+    b: &[i8],
+    out: &mut [i8],
+    scratch: &mut [u64],
+) -> KernelResult {
     if a.len() != out.len() || b.len() != out.len() {
         return Err(BAD);
     }
@@ -64,14 +103,17 @@ pub fn add_s8(
         }
         return Ok(());
     };
-    let [ta, tb] = tables else {
+    let Ok(pair) = <&mut [[i32; 256]; 2]>::try_from(tables) else {
         return Err(BAD);
     };
     for v in i8::MIN..=i8::MAX {
-        ta[v as u8 as usize] = AddQuant::input(v, q.a);
-        tb[v as u8 as usize] = AddQuant::input(v, q.b);
+        pair[0][v as u8 as usize] = AddQuant::input(v, q.a);
+        pair[1][v as u8 as usize] = AddQuant::input(v, q.b);
     }
-    let (ta, tb) = (&*ta, &*tb);
+    if M::add_tables(pair, q, a, b, out) {
+        return Ok(());
+    }
+    let [ta, tb] = &*pair;
     if r.is_fast() {
         // The usual case, without the reference path's branch per element.
         let (zo, lo, hi) = (q.out.0, q.act_min, q.act_max);
@@ -90,17 +132,21 @@ pub fn add_s8(
 #[cfg(test)]
 mod tests {
     extern crate std;
+    use super::super::isa::Mve;
     use super::super::testutil::{clamp8, ref_requantize, Rng};
     use super::*;
     use std::{vec, vec::Vec};
 
+    type AddFn = fn(&AddQuant, &[i8], &[i8], &mut [i8], &mut [u64]) -> KernelResult;
+
     /// Against CMSIS-NN's per-element arithmetic in i64, with and without
-    /// the tables, with multipliers and shifts (left shifts included) over
-    /// their range.
+    /// the tables, every variant (the `asm!` loops' instructions emulated
+    /// on the host), with multipliers and shifts (left shifts included)
+    /// over their range and the activation ranges the loops take or refuse.
     #[test]
     fn add_matches_reference() {
         let mut r = Rng(0xadd);
-        for round in 0..200 {
+        for round in 0..400 {
             let n = r.range(0, 300) as usize;
             let (a, b) = (r.i8s(n), r.i8s(n));
             let mut p = || {
@@ -115,8 +161,8 @@ mod tests {
                 a: pa,
                 b: pb,
                 out: po,
-                act_min: [-128, -3][round % 2],
-                act_max: [127, 90][round % 3 / 2],
+                act_min: [-128, -3, po.0, 200][round % 4],
+                act_max: [127, 90, 127][round % 3],
             };
             let want: Vec<i8> = a
                 .iter()
@@ -135,11 +181,40 @@ mod tests {
                 .collect();
             for words in [ADD_SCRATCH_BYTES as usize / 8, 3] {
                 let mut scratch = vec![0xa5a5_a5a5_a5a5_a5a5u64; words];
-                let mut got = vec![0i8; n];
-                add_s8(&q, &a, &b, &mut got, &mut scratch).unwrap();
-                assert_eq!(got, want, "round {round}, {words} scratch words");
+                let variants: [(&str, AddFn); 4] = [
+                    ("active", add_s8),
+                    ("scalar", add_with::<Scalar>),
+                    ("dsp", add_with::<Dsp>),
+                    ("mve", add_with::<Mve>),
+                ];
+                for (name, f) in variants {
+                    let mut got = vec![0i8; n];
+                    f(&q, &a, &b, &mut got, &mut scratch).unwrap();
+                    assert_eq!(got, want, "{name}: round {round}, {words} scratch words");
+                }
             }
         }
+        // The loops take the usual parameters (ResNet-8's adds: right
+        // shifts, a ReLU's lower bound) and refuse what they cannot match.
+        let t = [[7i32; 256], [-3i32; 256]];
+        let mut q = AddQuant {
+            a: (0, 1 << 30, 0),
+            b: (0, 1 << 30, 0),
+            out: (-5, 1 << 30, -10),
+            act_min: -5,
+            act_max: 127,
+        };
+        let mut o = [0i8; 5];
+        assert!(Dsp::add_tables(&t, &q, &[1; 5], &[2; 5], &mut o));
+        assert!(Mve::add_tables(&t, &q, &[1; 5], &[2; 5], &mut o));
+        assert!(!Scalar::add_tables(&t, &q, &[1; 5], &[2; 5], &mut o));
+        q.act_max = 100;
+        assert!(!Dsp::add_tables(&t, &q, &[1; 5], &[2; 5], &mut o));
+        assert!(Mve::add_tables(&t, &q, &[1; 5], &[2; 5], &mut o));
+        q.out.2 = 0;
+        assert!(!Mve::add_tables(&t, &q, &[1; 5], &[2; 5], &mut o));
+        q.out.2 = -10;
+        assert!(!Mve::add_tables(&t, &q, &[1; 5], &[2; 4], &mut o));
         let mut s = vec![0u64; 256];
         assert_eq!(
             add_s8(
