@@ -9,6 +9,9 @@
  * - CONFIG_ETCH_ETDUMP adds etch_zephyr_execute_etdump() (ExecuTorch's
  *   ETDump of a run) and etch_zephyr_etdump_print() (to the console, for
  *   tools/etdump/from_console.py on the host).
+ * - CONFIG_ETCH_MODEL_SLOTS adds etch_zephyr_models_*(): models in two
+ *   flash partitions (devicetree nodelabels etch_model_a, etch_model_b),
+ *   chosen at boot and updated in the field, verified before activation.
  * - CONFIG_THREAD_STACK_INFO adds etch_zephyr_stack_paint() and
  *   etch_zephyr_stack_used(): the stack one call (an inference) needs, by
  *   stack painting.
@@ -231,6 +234,93 @@ etch_status_t etch_zephyr_execute_etdump(etch_method_t *m, const uint8_t **data,
 /** etch_etdump_console_write() to printk, ticks per second from
  * sys_clock_hw_cycles_per_sec(). */
 void etch_zephyr_etdump_print(const uint8_t *data, size_t len);
+#endif
+
+
+#if defined(CONFIG_ETCH_MODEL_SLOTS)
+/**
+ * Models in two flash partitions, A and B (devicetree nodelabels
+ * `etch_model_a`, `etch_model_b`), each holding a model image: a 64-byte
+ * header (magic, version, length, generation, SHA-256 of the .pte; see
+ * etch_image_check() in <etch.h> and `etch image` on the host) and the .pte,
+ * executed in place from memory-mapped flash.
+ *
+ * - etch_zephyr_models_boot() picks the newer image whose header, SHA-256,
+ *   etch_program_load() verification and operator check all pass, and falls
+ *   back to the other slot.
+ * - An update (begin, write..., finish) only ever writes the slot that is
+ *   not active: it erases it, writes the .pte, and, only after the image
+ *   is checked (length, SHA-256, program verification, every operator
+ *   present in this firmware), writes the header with the next generation,
+ *   last. A power cut or a refused image leaves the slot without a valid
+ *   header, so the next boot takes the active one; the active slot is
+ *   never written.
+ *
+ * The state is caller-owned (no global): one struct per device.
+ */
+/** Largest flash write block the update handles (bytes). */
+#define ETCH_ZEPHYR_MODELS_WRITE_BLOCK_MAX 32
+
+struct etch_zephyr_models {
+	/** Slot the program was loaded from (0 = A, 1 = B), -1 for none. */
+	int active;
+	/** Its generation. */
+	uint32_t sequence;
+	/** Why the last image was refused (ETCH_IMAGE_FAULT_*, 0 = none). */
+	etch_image_fault_t fault;
+	/** Operators the last refused program lacked (ETCH_OPERATOR_MISSING). */
+	size_t missing_operators;
+	/* An update in progress (private). */
+	int target;
+	size_t image_len;
+	size_t received;
+	uint8_t header[ETCH_IMAGE_HEADER_LEN];
+	/* Bytes not yet a whole flash write block. */
+	uint8_t pending[ETCH_ZEPHYR_MODELS_WRITE_BLOCK_MAX];
+	size_t pending_len;
+};
+
+/**
+ * Boot: loads into `*program` (verified) the newer usable image of the two
+ * slots, else the other one; prints why a slot was passed over. ETCH_OK
+ * sets m->active and m->sequence; ETCH_NOT_FOUND when neither slot holds a
+ * usable model (m->active = -1: install one with an update).
+ */
+etch_status_t etch_zephyr_models_boot(struct etch_zephyr_models *m, etch_program_t *program);
+
+/**
+ * Starts an update of `image_len` bytes (header + .pte, as `etch image`
+ * writes it) into the slot that is not active: erases it. A length the
+ * slot cannot hold is refused (ETCH_INVALID_PROGRAM, fault
+ * ETCH_IMAGE_FAULT_LENGTH_OVERFLOW); a flash error gives ETCH_ACCESS_FAILED,
+ * a write block above ETCH_ZEPHYR_MODELS_WRITE_BLOCK_MAX ETCH_NOT_SUPPORTED.
+ */
+etch_status_t etch_zephyr_models_update_begin(struct etch_zephyr_models *m, size_t image_len);
+
+/**
+ * The next `len` bytes of the image, in order, in pieces of any size (as
+ * they arrive over a UART, BLE or the network). The header is kept in RAM
+ * until finish; the .pte goes to the inactive slot. More bytes than
+ * announced: ETCH_INVALID_ARGUMENT.
+ */
+etch_status_t etch_zephyr_models_update_write(struct etch_zephyr_models *m, const void *data,
+					      size_t len);
+
+/**
+ * Checks the received image and activates it: every announced byte
+ * received (else ETCH_INVALID_PROGRAM, fault TRUNCATED), the header valid
+ * and its length the received one, the .pte's SHA-256 in flash equal to the
+ * header's (HASH_MISMATCH), etch_program_load() with verification, and
+ * every operator of every method in this firmware (else
+ * ETCH_OPERATOR_MISSING, each missing operator printed and counted in
+ * m->missing_operators). Only then the header is written, with generation
+ * m->sequence + 1, and `*program` (a handle not in use: unload the methods
+ * of the old program first, or pass another handle) holds the new program,
+ * m->active the new slot. On a refusal nothing changes: the active slot and
+ * m->active stay as they were.
+ */
+etch_status_t etch_zephyr_models_update_finish(struct etch_zephyr_models *m,
+					       etch_program_t *program);
 #endif
 
 #ifdef __cplusplus
