@@ -321,11 +321,17 @@ def export_cm(name, modules, buffers):
         ex = step_inputs(name, m, 0)
         state = {k: v.clone() for k, v in mod.state_dict().items()}
         gm = torch.export.export(mod, ex, strict=True).module(check_guards=False)
+        # Which storage is which buffer: prepare_pt2e may turn a buffer into
+        # tensor constants (_tensor_constant0, _deduplicated_get_attr_...)
+        # that share its storage.
+        storage = {v.untyped_storage().data_ptr(): k for k, v in gm.named_buffers() if k in buffers}
         prepared = prepare_pt2e(gm, CortexMQuantizer())
         for s in calibration(name, m):
             prepared(*s)
         converted = convert_pt2e(prepared)
-        for k, v in converted.named_buffers():
+        rebuffer(converted, storage, buffers)
+        # named_buffers() would name a storage once, maybe by a constant's name.
+        for k, v in converted.named_buffers(remove_duplicate=False):
             if k in state:
                 v.copy_(state[k])
         eps[m] = torch.export.export(converted, ex, strict=True)
@@ -350,6 +356,42 @@ def export_cm(name, modules, buffers):
         ExecutorchBackendConfig(extract_delegate_segments=False, passes=init_pass(buffers))
     ).buffer
     return buf, refs_out
+
+
+def rebuffer(gm, storage, buffers):
+    """Gives a converted graph its mutable buffers back. prepare_pt2e (the
+    cortex_m quantizer's re-trace) can turn a buffer the model updates in
+    place into plain tensor constants sharing its storage: the copy_ then
+    writes a constant, calibration's updates of it are not undone with the
+    buffers' (the reference would start from the calibrated state), and
+    InitializedMutableBufferPass, which matches buffer names, finds nothing
+    (the program gets no initial value). Every get_attr of such a storage
+    is pointed back at a buffer of the original name. A buffer the graph
+    writes but no longer reads (convert_pt2e folded quantize(buffer) into a
+    constant) cannot be given back: RuntimeError, so the export is recorded
+    as failed instead of yielding a program that keeps no state."""
+    names = dict(gm.named_buffers())
+    for n in gm.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        t = getattr(gm, n.target, None)
+        if not isinstance(t, torch.Tensor):
+            continue
+        b = storage.get(t.untyped_storage().data_ptr())
+        if b is None or n.target == b:
+            continue
+        if b not in names:
+            gm.register_buffer(b, t)
+            names[b] = t
+        n.target = b
+    gm.recompile()
+    for b in buffers:
+        readers = [u for n in gm.graph.nodes if n.op == "get_attr" and n.target == b for u in n.users
+                   if not ("copy_" in str(u.target) and u.args[0] is n)]
+        if not readers:
+            raise RuntimeError(
+                f"the cortex_m flow keeps no state: buffer '{b}' is written but never read "
+                "(convert_pt2e folded quantize(buffer) into a constant)")
 
 
 def run_steps_eager(name, method, gm):

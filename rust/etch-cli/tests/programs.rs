@@ -22,13 +22,6 @@ const PENDING: &[(&str, &str)] = &[
     // engineer's prim ops): the loop counter of map and scan.
     ("map_f32", "executorch_prim scalar ops, et_copy_index"),
     ("scan_f32", "executorch_prim scalar ops, et_copy_index"),
-    // Differs from its eager cortex_m-flow reference from step 0 (max abs
-    // diff 0.26; lstm_cm, with the same operators but sub, is exact): not
-    // investigated yet.
-    (
-        "gru_cm",
-        "investigation: differs from the eager reference at step 0",
-    ),
 ];
 
 fn dir() -> PathBuf {
