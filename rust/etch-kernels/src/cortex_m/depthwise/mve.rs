@@ -1,9 +1,11 @@
 //! [`DepthwiseMac`] for Helium: one-input-channel layers (DS-CNN's first)
 //! as MVE matrix products ([`gemm_x4`]); channel-multiplier-1 layers whose
-//! window fits one vector on channel planes ([`planar`]); [`Dsp`]'s
+//! window fits one vector on channel planes ([`planar`]), the others with
+//! channels in eights straight from NHWC ([`channel_groups`]); [`Dsp`]'s
 //! building blocks for the other depthwise loops.
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
+use super::super::common::take;
 use super::super::common::ConvOperands;
 use super::super::conv::PACK_IC;
 use super::super::isa::mve::{
@@ -12,7 +14,7 @@ use super::super::isa::mve::{
 };
 use super::super::isa::{Dsp, Mve};
 use super::super::BAD;
-use super::{DepthwiseMac, Taps, PATCH_BYTES};
+use super::{in_bounds, DepthwiseMac, Taps, DEPTHWISE_SCRATCH_WORDS, DW_MAX_TAPS, PATCH_BYTES};
 use crate::error::{KernelError, KernelResult};
 
 impl DepthwiseMac for Mve {
@@ -33,7 +35,7 @@ impl DepthwiseMac for Mve {
         output: &mut [i8],
         scratch: &mut [u64],
     ) -> Option<KernelResult> {
-        planar(ops, output, scratch)
+        planar(ops, output, scratch).or_else(|| channel_groups(ops, output, scratch))
     }
 
     depthwise_blocks_from!(Dsp: dw_block, dw_row, mul4);
@@ -240,6 +242,346 @@ fn planar(ops: &ConvOperands<'_>, output: &mut [i8], scratch: &mut [u64]) -> Opt
     })())
 }
 
+/// Words (`i32`) of one group's constants in [`channel_groups`]' scratch:
+/// `bias + input_offset·Σw` of channels 0, 2, 4, 6 then 1, 3, 5, 7, their
+/// multipliers in the same order, then minus their right shifts.
+const GROUP_WORDS: usize = 24;
+
+/// Bytes of scratch [`channel_groups`] keeps for the zero-point run of
+/// padding taps (the most channels one chunk takes).
+const ZP_BYTES: usize = 256;
+
+/// Depthwise with channel multiplier 1 and channels in groups of eight,
+/// straight from NHWC (VWW's MobileNet layers, any stride, padding and
+/// dilation, up to [`DW_MAX_TAPS`] taps): per output pixel, the tap runs
+/// of [`Taps`] (padding taps read a run of input zero points, whose
+/// offset-corrected value is 0), then per group of eight channels, per
+/// tap, one widening load of the inputs and one of the packed weights,
+/// `VMULLB`/`VMULLT.S16` (channels 0,2,4,6 and 1,3,5,7 as 32-bit lanes)
+/// added to accumulators that start at CMSIS-NN's kernel sums, then the
+/// vector requantization of both halves, interleaved back in order by
+/// `VMOVNT` and stored as bytes ([`dw_groups`]). Channels run in chunks
+/// whose weights (packed per group and tap) and constants fit the kernel
+/// scratch.
+///
+/// `None` (the other loops run) unless the channels come in eights, the
+/// taps fit the table and every channel's requantization is admitted.
+/// Out of line: its tap table and offsets stay off the stack of the
+/// other depthwise paths (DS-CNN's inference stack).
+#[inline(never)]
+fn channel_groups(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> Option<KernelResult> {
+    let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let ch = o.c;
+    let ntaps = kh.checked_mul(kw)?;
+    if ch == 0 || ch % 8 != 0 || i.c != ch || ntaps == 0 || ntaps > DW_MAX_TAPS {
+        return None;
+    }
+    for c in 0..ch {
+        GroupConsts::neg_right(*ops.mult.get(c)?, *ops.shift.get(c)?)?;
+    }
+    // Groups per chunk: constants (96 B) and weights (8 per tap) of each.
+    let room = 8 * DEPTHWISE_SCRATCH_WORDS - ZP_BYTES;
+    let per_chunk = (room / (4 * GROUP_WORDS + 8 * ntaps)).min(ZP_BYTES / 8);
+    let chunk = (8 * per_chunk).min(ch);
+    if chunk == 0 {
+        return None;
+    }
+    let off = q.input_offset;
+    let lim = PlaneLimits {
+        out_offset: [q.output_offset; 4],
+        act_min: [q.act_min; 4],
+        act_max: [q.act_max; 4],
+    };
+    Some((|| {
+        let mut scratch = scratch;
+        let zp = take::<i8, ZP_BYTES>(&mut scratch)?;
+        zp.fill(off.wrapping_neg() as i8);
+        let zp = &*zp;
+        let (consts, rest) = scratch
+            .split_at_mut_checked(GROUP_WORDS / 2 * per_chunk)
+            .ok_or(BAD)?;
+        let consts: &mut [i32] = bytemuck::cast_slice_mut(consts);
+        let wpk: &mut [i8] = bytemuck::cast_slice_mut(rest);
+        let wpk = wpk.get_mut(..8 * ntaps * per_chunk).ok_or(BAD)?;
+        // Input offset of every tap from the window's first (row-major).
+        let mut offs = [0usize; DW_MAX_TAPS];
+        for (t, d) in offs.iter_mut().enumerate().take(ntaps) {
+            let (ky, kx) = (t / kw, t % kw);
+            *d = (ky * g.dilation.0 * i.w + kx * g.dilation.1) * ch;
+        }
+        let offs = offs.get(..ntaps).ok_or(BAD)?;
+        let mut c0 = 0;
+        while c0 < ch {
+            let cn = chunk.min(ch - c0);
+            let groups = cn / 8;
+            // Weights per group and tap (8 bytes), constants per group.
+            for gi in 0..groups {
+                let k = consts
+                    .get_mut(GROUP_WORDS * gi..GROUP_WORDS * (gi + 1))
+                    .ok_or(BAD)?;
+                for l in 0..8 {
+                    let c = c0 + 8 * gi + l;
+                    let mut sum = 0i32;
+                    for t in 0..ntaps {
+                        let w = *filter.get(t * ch + c).ok_or(BAD)?;
+                        *wpk.get_mut(8 * (ntaps * gi + t) + l).ok_or(BAD)? = w;
+                        sum = sum.wrapping_add(w as i32);
+                    }
+                    let (m, sh) = (*ops.mult.get(c).ok_or(BAD)?, *ops.shift.get(c).ok_or(BAD)?);
+                    // Lane order: 0, 2, 4, 6 then 1, 3, 5, 7.
+                    let lane = (l % 2) * 4 + l / 2;
+                    k[lane] = ops
+                        .bias
+                        .and_then(|b| b.get(c).copied())
+                        .unwrap_or(0)
+                        .wrapping_add(off.wrapping_mul(sum));
+                    k[8 + lane] = m;
+                    k[16 + lane] = GroupConsts::neg_right(m, sh).ok_or(BAD)?;
+                }
+            }
+            let mut taps = Taps::new(cn);
+            // First positions whose whole window lies inside (wrapping
+            // positions of padding are huge, so they fail the test too).
+            let (lim_y, lim_x) = (
+                i.h.saturating_sub((kh - 1) * g.dilation.0),
+                i.w.saturating_sub((kw - 1) * g.dilation.1),
+            );
+            let full = u32::MAX >> (32 - ntaps);
+            for b in 0..o.n {
+                for oy in 0..o.h {
+                    let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);
+                    let rows = in_bounds(y0, kh, g.dilation.0, i.h);
+                    for ox in 0..o.w {
+                        let x0 = (ox * g.stride.1).wrapping_sub(g.padding.1);
+                        let base = (b * i.h)
+                            .wrapping_add(y0)
+                            .wrapping_mul(i.w)
+                            .wrapping_add(x0)
+                            .wrapping_mul(ch)
+                            .wrapping_add(c0);
+                        let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
+                        let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
+                        if y0 < lim_y && x0 < lim_x {
+                            let runs = Runs::Interior { input, base, offs };
+                            dw_groups(&runs, wpk, consts, &lim, dst, groups)?;
+                            continue;
+                        }
+                        let cols = in_bounds(x0, kw, g.dilation.1, i.w);
+                        let mut inside = 0u32;
+                        for ky in (0..kh).rev() {
+                            let c = if rows >> ky & 1 != 0 { cols } else { 0 };
+                            inside = inside.wrapping_shl(kw as u32) | c;
+                        }
+                        taps.fill(input, zp, base, offs, inside & full)?;
+                        dw_groups(&Runs::Taps(&taps), wpk, consts, &lim, dst, groups)?;
+                    }
+                }
+            }
+            c0 += cn;
+        }
+        Ok(())
+    })())
+}
+
+/// Where one output pixel's tap runs are: a [`Taps`] table (border
+/// pixels: padding taps read zero points), or, for pixels whose window
+/// lies inside, `input[base + offs[t] ..]` for tap `t` (no table to fill).
+enum Runs<'r, 'a> {
+    Taps(&'r Taps<'a>),
+    Interior {
+        input: &'a [i8],
+        base: usize,
+        offs: &'r [usize],
+    },
+}
+
+/// One output pixel of [`channel_groups`]: for `g < groups`, channels
+/// `8g .. 8g + 8` of `out` from tap run bytes `8g .. 8g + 8`, weights
+/// `w[8·n·g ..]` (8 per tap) and constants `k[24g ..]`.
+///
+/// Errors unless `groups ≥ 1`, `n ≥ 1` runs of at least `8·groups` bytes
+/// (every interior run inside `input`), and `w`, `k` and `out` hold what
+/// the groups read and write.
+#[inline]
+fn dw_groups(
+    runs: &Runs<'_, '_>,
+    w: &[i8],
+    k: &[i32],
+    lim: &PlaneLimits,
+    out: &mut [i8],
+    groups: usize,
+) -> KernelResult {
+    let (n, len) = match runs {
+        Runs::Taps(t) => (t.count(), t.len()),
+        Runs::Interior { input, base, offs } => {
+            // The farthest run's end, checked once for the pixel.
+            let last = offs.iter().copied().max().unwrap_or(0);
+            if base
+                .checked_add(last)
+                .and_then(|e| e.checked_add(8 * groups))
+                .is_none_or(|e| e > input.len())
+            {
+                return Err(KernelError::InvalidArgument);
+            }
+            (offs.len(), 8 * groups)
+        }
+    };
+    if groups == 0
+        || n == 0
+        || len < 8 * groups
+        || w.len() < 8 * n * groups
+        || k.len() < GROUP_WORDS * groups
+        || out.len() < 8 * groups
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    dw_groups_impl(runs, n, w, k, lim, out, groups);
+    Ok(())
+}
+
+#[cfg(not(all(target_arch = "arm", feature = "mve")))]
+fn dw_groups_impl(
+    runs: &Runs<'_, '_>,
+    n: usize,
+    w: &[i8],
+    k: &[i32],
+    lim: &PlaneLimits,
+    out: &mut [i8],
+    groups: usize,
+) {
+    use super::super::isa::mve::requantize_vec;
+    let run = |t: usize, at: usize| -> i32 {
+        match runs {
+            Runs::Taps(taps) => taps.runs().nth(t).map_or(0, |r| r[at]) as i32,
+            Runs::Interior { input, base, offs } => input[base + offs[t] + at] as i32,
+        }
+    };
+    for gi in 0..groups {
+        let kg = &k[GROUP_WORDS * gi..];
+        for l in 0..8 {
+            let lane = (l % 2) * 4 + l / 2;
+            let mut acc = kg[lane];
+            for t in 0..n {
+                let wv = w[8 * (n * gi + t) + l] as i32;
+                // VMULL and VADD: exact products, wrapping sums.
+                acc = acc.wrapping_add(run(t, 8 * gi + l) * wv);
+            }
+            // VMOVNT then the narrowing store keep the low byte.
+            out[8 * gi + l] = requantize_vec(
+                acc,
+                0,
+                kg[8 + lane],
+                kg[16 + lane],
+                lim.out_offset[0],
+                lim.act_min[0],
+                lim.act_max[0],
+            ) as i8;
+        }
+    }
+}
+
+#[cfg(all(target_arch = "arm", feature = "mve"))]
+#[inline(always)]
+fn dw_groups_impl(
+    runs: &Runs<'_, '_>,
+    n: usize,
+    w: &[i8],
+    k: &[i32],
+    lim: &PlaneLimits,
+    out: &mut [i8],
+    groups: usize,
+) {
+    // Run t of group g starts at table[t] + start + 8g: the pointer table
+    // of `Taps` from 0, or the interior offsets from the pixel's address.
+    let (table, start) = match runs {
+        Runs::Taps(t) => (t.ptrs().as_ptr() as *const usize, 0usize),
+        Runs::Interior { input, base, offs } => {
+            (offs.as_ptr(), input.as_ptr().wrapping_add(*base) as usize)
+        }
+    };
+    // SAFETY: `dw_groups` checked `groups ≥ 1`, `n ≥ 1` runs each at
+    // least 8·groups bytes long (`Taps`: checked on fill; interior runs:
+    // base + max(offs) + 8·groups ≤ input.len()), `w` ≥ 8·n·groups bytes,
+    // `k` ≥ 24·groups words (4-aligned: scratch words) and `out` ≥
+    // 8·groups bytes. Group g reads bytes 8g .. 8g + 8 of every run (the
+    // table holds n words: pointers, or offsets from `start`),
+    // w[8·n·g .. 8·n·(g + 1)] (the pointer only advances), k[24g .. 24g +
+    // 24] and writes out[8g .. 8g + 8]; `lim` is 48 readable bytes. No
+    // stack; q0–q7, r0–r2, lr and flags are clobbered and declared so.
+    unsafe {
+        core::arch::asm!(
+            "vldrw.u32 q6, [{l}, #16]",
+            "vldrw.u32 q7, [{l}, #32]",
+            "1:",
+            "mov {t}, {tp}",
+            "vldrw.u32 q0, [{k}]",
+            "vldrw.u32 q1, [{k}, #16]",
+            "dls lr, {n}",
+            "2:",
+            "ldr r0, [{t}], #4",
+            "add r0, r0, {j}",
+            "vldrb.s16 q2, [r0]",
+            "vldrb.s16 q3, [r2], #8",
+            "vmullb.s16 q4, q2, q3",
+            "vmullt.s16 q5, q2, q3",
+            "vadd.i32 q0, q0, q4",
+            "vadd.i32 q1, q1, q5",
+            "le lr, 2b",
+            // arm_requantize_mve on both halves (right shift ≥ 1).
+            "vldrw.u32 q2, [{k}, #32]",
+            "vldrw.u32 q3, [{k}, #48]",
+            "vqrdmulh.s32 q0, q0, q2",
+            "vqrdmulh.s32 q1, q1, q3",
+            "vshr.s32 q4, q0, #31",
+            "vshr.s32 q5, q1, #31",
+            "vqadd.s32 q0, q0, q4",
+            "vqadd.s32 q1, q1, q5",
+            "vldrw.u32 q2, [{k}, #64]",
+            "vldrw.u32 q3, [{k}, #80]",
+            "vrshl.s32 q0, q0, q2",
+            "vrshl.s32 q1, q1, q3",
+            "ldr {t}, [{l}]",
+            "vadd.i32 q0, q0, {t}",
+            "vadd.i32 q1, q1, {t}",
+            "vmax.s32 q0, q0, q6",
+            "vmax.s32 q1, q1, q6",
+            "vmin.s32 q0, q0, q7",
+            "vmin.s32 q1, q1, q7",
+            // Channels 1, 3, 5, 7 into the top halves: 16-bit lanes in
+            // channel order, stored as their low bytes.
+            "vmovnt.i32 q0, q1",
+            "vstrb.16 q0, [r1], #8",
+            "add {k}, {k}, #96",
+            "add {j}, {j}, #8",
+            "subs {g}, {g}, #1",
+            "bne 1b",
+            tp = in(reg) table,
+            t = out(reg) _,
+            n = in(reg) n,
+            j = inout(reg) start => _,
+            k = inout(reg) k.as_ptr() => _,
+            g = inout(reg) groups => _,
+            l = in(reg) lim as *const PlaneLimits,
+            // Low registers: the widening loads and the narrowing store
+            // encode Rn in 3 bits.
+            out("r0") _,
+            inout("r1") out.as_mut_ptr() => _,
+            inout("r2") w.as_ptr() => _,
+            out("lr") _,
+            out("d0") _, out("d1") _, out("d2") _, out("d3") _,
+            out("d4") _, out("d5") _, out("d6") _, out("d7") _,
+            out("d8") _, out("d9") _, out("d10") _, out("d11") _,
+            out("d12") _, out("d13") _, out("d14") _, out("d15") _,
+            options(nostack),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -367,6 +709,144 @@ mod tests {
         let mut out = vec![0i8; g.output.elements().unwrap()];
         let mut scratch = vec![0u64; DEPTHWISE_SCRATCH_WORDS];
         assert!(planar(&ops, &mut out, &mut scratch).is_some());
+    }
+
+    /// The channel-group kernel (host: its instructions emulated) against
+    /// the reference: VWW's MobileNet layers (8 to 256 channels, stride 1
+    /// and 2) and random windows (stride, padding, dilation, batch, up to
+    /// 25 taps, chunks of channels); shapes and requantizations it refuses
+    /// leave the output untouched.
+    #[test]
+    fn mve_channel_groups_match_reference() {
+        let mut r = Rng(0xc8a5);
+        let mut shapes = vec![
+            geometry((48, 48, 8), 8, (3, 3), (1, 1), (1, 1)),
+            geometry((48, 48, 16), 16, (3, 3), (2, 2), (1, 1)),
+            geometry((6, 6, 128), 128, (3, 3), (1, 1), (1, 1)),
+            geometry((6, 6, 256), 256, (3, 3), (2, 2), (0, 0)),
+            geometry((3, 3, 256), 256, (3, 3), (1, 1), (1, 1)),
+            geometry((7, 7, 72), 72, (5, 5), (1, 1), (2, 2)),
+            geometry((5, 5, 12), 12, (3, 3), (1, 1), (1, 1)),
+        ];
+        for _ in 0..if cfg!(miri) { 2 } else { 40 } {
+            let k = (r.range(1, 5) as usize, r.range(1, 5) as usize);
+            let p = (
+                r.range(0, k.0 as i64 - 1) as usize,
+                r.range(0, k.1 as i64 - 1) as usize,
+            );
+            let c = 8 * r.range(1, 20) as usize;
+            let s = (r.range(1, 3) as usize, r.range(1, 3) as usize);
+            let mut g = geometry(
+                (
+                    r.range(k.0 as i64, 9) as usize,
+                    r.range(k.1 as i64, 9) as usize,
+                    c,
+                ),
+                c,
+                k,
+                s,
+                p,
+            );
+            if r.range(0, 4) == 0 {
+                g.dilation = (2, 1);
+                g.output.h = out_size(g.input.h, k.0, s.0, p.0, 2);
+                if g.output.h == 0 || g.input.h + 2 * p.0 < 2 * (k.0 - 1) + 1 {
+                    continue;
+                }
+            }
+            if r.range(0, 5) == 0 {
+                g.input.n = 2;
+                g.output.n = 2;
+            }
+            shapes.push(g);
+        }
+        let mut taken = 0;
+        for (case, g) in shapes.iter().enumerate() {
+            let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+            let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
+            let q = ConvQuant {
+                input_offset: -zp_in,
+                output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
+                act_min: [-128, -20][r.range(0, 1) as usize],
+                act_max: [127, 100][r.range(0, 1) as usize],
+            };
+            let x = r.i8s(i.elements().unwrap());
+            let w = r.i8s(kh * kw * o.c);
+            let mult: Vec<i32> = (0..o.c)
+                .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+                .collect();
+            let refuse = case % 9 == 8;
+            let shift: Vec<i32> = (0..o.c)
+                .map(|c| {
+                    if refuse && c == 3 {
+                        1
+                    } else {
+                        r.range(-31, -1) as i32
+                    }
+                })
+                .collect();
+            let bias: Vec<i32> = (0..o.c)
+                .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+                .collect();
+            let want = ref_conv(g, &q, Some(1), &x, &w, &bias, &mult, &shift);
+            let mut got = vec![0i8; o.elements().unwrap()];
+            let mut scratch = vec![0xa5a5_a5a5_a5a5_a5a5u64; DEPTHWISE_SCRATCH_WORDS];
+            super::super::depthwise_with::<Mve>(
+                g,
+                &q,
+                1,
+                &x,
+                &w,
+                Some(&bias),
+                &mult,
+                &shift,
+                &mut got,
+                &mut scratch,
+            )
+            .unwrap();
+            assert_eq!(got, want, "{g:?} case {case}");
+            let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+            let mut direct = vec![0x55i8; o.elements().unwrap()];
+            match channel_groups(&ops, &mut direct, &mut scratch) {
+                None => assert!(refuse || o.c % 8 != 0, "{g:?}: refused a shape it takes"),
+                Some(res) => {
+                    assert!(!refuse, "{g:?}: a refused requantization");
+                    res.unwrap();
+                    assert_eq!(direct, want, "{g:?} case {case} (channel groups)");
+                    taken += 1;
+                }
+            }
+            if refuse || o.c % 8 != 0 {
+                assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
+            }
+        }
+        assert!(taken >= 30, "the channel-group loop ran {taken} shapes");
+        // Bounds of the pixel block.
+        let lim = PlaneLimits::default();
+        let run = [0i8; 16];
+        let mut taps = Taps::new(16);
+        taps.push(&run).unwrap();
+        let taps = Runs::Taps(&taps);
+        let (w, k, mut out) = ([0i8; 32], [-1i32; 48], [0i8; 16]);
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 2).is_ok());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 0).is_err());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 3).is_err());
+        assert!(dw_groups(&taps, &w[..15], &k, &lim, &mut out, 2).is_err());
+        assert!(dw_groups(&taps, &w, &k[..47], &lim, &mut out, 2).is_err());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out[..15], 2).is_err());
+        let empty = Taps::new(16);
+        assert!(dw_groups(&Runs::Taps(&empty), &w, &k, &lim, &mut out, 2).is_err());
+        // Interior runs: base + farthest offset + 8·groups inside the input.
+        let input = [0i8; 40];
+        let at = |base, offs| Runs::Interior {
+            input: &input,
+            base,
+            offs,
+        };
+        assert!(dw_groups(&at(4, &[0, 20]), &w[..32], &k, &lim, &mut out, 1).is_ok());
+        assert!(dw_groups(&at(12, &[0, 20]), &w, &k, &lim, &mut out, 1).is_ok());
+        assert!(dw_groups(&at(13, &[0, 20]), &w, &k, &lim, &mut out, 1).is_err());
+        assert!(dw_groups(&at(usize::MAX, &[0, 20]), &w, &k, &lim, &mut out, 1).is_err());
     }
 
     #[test]

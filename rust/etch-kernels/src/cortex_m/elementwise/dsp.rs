@@ -6,7 +6,7 @@
 //! Off target the same steps run in plain Rust.
 
 use super::super::isa::Dsp;
-use super::super::requant::{fast_words, Requant};
+use super::super::requant::Requant;
 use super::{AddLoop, AddQuant};
 
 impl AddLoop for Dsp {
@@ -35,6 +35,7 @@ impl AddLoop for Dsp {
 #[cfg(not(all(target_arch = "arm", feature = "dsp")))]
 #[inline(always)]
 fn add_loop(t: &[[i32; 256]; 2], w: &[u64; 2], lo: i32, a: &[i8], b: &[i8], out: &mut [i8]) {
+    use super::super::requant::fast_words;
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
         let s = t[0][x as u8 as usize].wrapping_add(t[1][y as u8 as usize]);
         *o = (fast_words(w, s) as i32).max(lo) as i8;
