@@ -15,7 +15,9 @@ impl ConvMac for Mve {
 
     #[inline(always)]
     fn pointwise_layer(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
-        pointwise(ops, output).or_else(|| super::im2col_mve::pointwise_rows(ops, output))
+        pointwise(ops, output)
+            .or_else(|| pointwise_narrow(ops, output))
+            .or_else(|| super::im2col_mve::pointwise_rows(ops, output))
     }
 
     #[inline(always)]
@@ -71,7 +73,10 @@ impl ConvMac for Mve {
 
 /// The per-group constants of output channels `oc..oc + 4` (weight rows
 /// `rows`), or `None` when one channel's requantization is outside what the
-/// vector loop reproduces ([`GroupConsts::neg_right`]).
+/// vector loop reproduces ([`GroupConsts::neg_right`]). Inlined: out of
+/// line (two callers) the packed path took 27 k instructions more per
+/// 128-channel layer.
+#[inline(always)]
 pub(crate) fn group_consts(
     ops: &ConvOperands<'_>,
     oc: usize,
@@ -134,6 +139,56 @@ fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> 
             let c = group_consts(ops, oc, rows).ok_or(BAD)??;
             let out = output.get_mut(oc..).ok_or(BAD)?;
             gemm_x4(input, cin / 16, packed, &c, pixels, out, cout)?;
+        }
+        Ok(())
+    })())
+}
+
+/// 1×1 convolution with fewer than 16 input channels that divide 16
+/// (VWW's first pointwise layer: 8): `16 / cin` consecutive pixels make
+/// one 16-byte row of the input as it lies, and [`gemm_x4`] runs over
+/// those rows once per sub-pixel `s`, with the four weight rows in lanes
+/// `s·cin .. (s + 1)·cin` (zeros elsewhere) and outputs `16 / cin` pixels
+/// apart. `None` (the per-pixel row passes run) unless the pixels fill
+/// whole rows, `cout` is a multiple of 4 and every channel's
+/// requantization is admitted. Out of line: inlined, it changed how the
+/// packed path above was compiled (+27 k instructions per 128-channel layer).
+#[inline(never)]
+pub(super) fn pointwise_narrow(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+    let (g, filter) = (&ops.g, ops.filter);
+    let (cin, cout) = (g.input.c, g.output.c);
+    let pixels = g.output.n * g.output.h * g.output.w;
+    if cin == 0 || cin >= 16 || 16 % cin != 0 || cout % 4 != 0 || pixels == 0 {
+        return None;
+    }
+    let sub = 16 / cin;
+    if pixels % sub != 0 {
+        return None;
+    }
+    for oc in 0..cout {
+        let (m, s) = (*ops.mult.get(oc)?, *ops.shift.get(oc)?);
+        GroupConsts::neg_right(m, s)?;
+    }
+    let input = ops.input.get(..pixels * cin)?;
+    let mut packed = [0i8; 64];
+    Some((|| {
+        for oc in (0..cout).step_by(4) {
+            let rows = [
+                row(filter, oc * cin, cin)?,
+                row(filter, (oc + 1) * cin, cin)?,
+                row(filter, (oc + 2) * cin, cin)?,
+                row(filter, (oc + 3) * cin, cin)?,
+            ];
+            let c = group_consts(ops, oc, rows).ok_or(BAD)??;
+            for s in 0..sub {
+                packed.fill(0);
+                for (l, r) in rows.iter().enumerate() {
+                    let at = 16 * l + s * cin;
+                    packed.get_mut(at..at + cin).ok_or(BAD)?.copy_from_slice(r);
+                }
+                let out = output.get_mut(s * cout + oc..).ok_or(BAD)?;
+                gemm_x4(input, 1, &packed, &c, pixels / sub, out, sub * cout)?;
+            }
         }
         Ok(())
     })())

@@ -294,8 +294,15 @@ fn thumb2_dot_2x2_rows_equivalent_matches_portable() {
 #[test]
 fn mve_pointwise_matches_reference() {
     let mut r = Rng(0x4e55);
-    for case in 0..if cfg!(miri) { 4 } else { 60 } {
-        let cin = 16 * r.range(1, 8) as usize;
+    let mut narrow_taken = 0;
+    for case in 0..if cfg!(miri) { 4 } else { 90 } {
+        // Two in three: multiples of 16 (the packed rows); else 1, 2, 4 or
+        // 8 (several pixels a row).
+        let cin = if case % 3 != 2 {
+            16 * r.range(1, 8) as usize
+        } else {
+            1 << r.range(0, 3)
+        };
         let cout = 4 * r.range(1, 6) as usize;
         let g = geometry(
             (r.range(1, 7) as usize, r.range(1, 6) as usize, cin),
@@ -351,6 +358,24 @@ fn mve_pointwise_matches_reference() {
         let ops = ConvOperands::new(g, q, &x, &w, Some(&bias), &mult, &shift);
         let mut direct = vec![0x55i8; o.elements().unwrap()];
         let took = Mve::pointwise_layer(&ops, &mut direct);
+        if cin < 16 {
+            // The narrow-row loop on its own: taken when the pixels fill
+            // whole rows (else the per-pixel passes above ran).
+            let mut narrow = vec![0x55i8; o.elements().unwrap()];
+            let whole_rows = (o.h * o.w) % (16 / cin) == 0;
+            match super::mve::pointwise_narrow(&ops, &mut narrow) {
+                Some(res) => {
+                    assert!(whole_rows && case % 5 != 4, "{g:?}: taken");
+                    res.unwrap();
+                    assert_eq!(narrow, want, "{g:?} case {case} (narrow rows)");
+                    narrow_taken += 1;
+                }
+                None => {
+                    assert!(!whole_rows || case % 5 == 4, "{g:?}: refused");
+                    assert!(narrow.iter().all(|&v| v == 0x55), "output untouched");
+                }
+            }
+        }
         if case % 5 == 4 {
             assert!(took.is_none(), "refused channel: generic loops");
             assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
@@ -359,6 +384,10 @@ fn mve_pointwise_matches_reference() {
             assert_eq!(direct, want, "{g:?} case {case} (vector loop)");
         }
     }
+    assert!(
+        cfg!(miri) || narrow_taken >= 4,
+        "narrow rows ran {narrow_taken} times"
+    );
 }
 
 /// The Thumb-2 weight-pair path ([`scalar::dot_1x4_pairs`]; host: the same

@@ -324,14 +324,24 @@ fn channel_groups(
                 let k = consts
                     .get_mut(GROUP_WORDS * gi..GROUP_WORDS * (gi + 1))
                     .ok_or(BAD)?;
-                for l in 0..8 {
-                    let c = c0 + 8 * gi + l;
-                    let mut sum = 0i32;
-                    for t in 0..ntaps {
-                        let w = *filter.get(t * ch + c).ok_or(BAD)?;
-                        *wpk.get_mut(8 * (ntaps * gi + t) + l).ok_or(BAD)? = w;
-                        sum = sum.wrapping_add(w as i32);
+                // Eight channels' weights of a tap at once.
+                let mut sums = [0i32; 8];
+                let dst = wpk
+                    .get_mut(8 * ntaps * gi..8 * ntaps * (gi + 1))
+                    .ok_or(BAD)?;
+                for (t, d) in dst.as_chunks_mut::<8>().0.iter_mut().enumerate() {
+                    let at = t * ch + c0 + 8 * gi;
+                    let src: &[i8; 8] = filter
+                        .get(at..at + 8)
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or(BAD)?;
+                    *d = *src;
+                    for (s, &w) in sums.iter_mut().zip(src) {
+                        *s = s.wrapping_add(w as i32);
                     }
+                }
+                for (l, &sum) in sums.iter().enumerate() {
+                    let c = c0 + 8 * gi + l;
                     let (m, sh) = (*ops.mult.get(c).ok_or(BAD)?, *ops.shift.get(c).ok_or(BAD)?);
                     // Lane order: 0, 2, 4, 6 then 1, 3, 5, 7.
                     let lane = (l % 2) * 4 + l / 2;
