@@ -554,18 +554,121 @@ pub const fn text(schema: &'static str) -> &'static str {
     }
 }
 
+/// Position of the argument called `name` in a kernel call of `schema`
+/// (the schema's arguments in order, `out` included, as [`arg_kinds`]
+/// counts them). For [`arg!`](crate::arg), which evaluates it at compile
+/// time: an argument the schema does not name is a compile error.
+pub const fn arg_index(schema: &str, name: &str) -> usize {
+    match walk_args(schema.as_bytes(), name.as_bytes()) {
+        Some((i, true)) => i,
+        _ => panic!("the operator's schema has no argument of this name"),
+    }
+}
+
+/// Position of the returned value in a kernel call of `schema` (after the
+/// arguments: where `executorch_prim` scalar operators write their result).
+/// For `arg!(SCHEMA, return)`: a schema returning nothing is a compile error.
+pub const fn return_index(schema: &str) -> usize {
+    match walk_args(schema.as_bytes(), b"") {
+        Some((n, false)) if arg_count(schema) == n + 1 => n,
+        _ => panic!("the operator's schema returns no value"),
+    }
+}
+
+/// Walks the argument list: `(position, true)` of the argument called
+/// `name`, or `(number of arguments, false)` if none is; `None` if the
+/// schema is malformed.
+const fn walk_args(s: &[u8], name: &[u8]) -> Option<(usize, bool)> {
+    let mut i = skip_spaces(s, tri!(open_paren(s)) + 1);
+    let mut n = 0;
+    while at(s, i) != b')' {
+        if at(s, i) == b'*' {
+            i += 1;
+        } else {
+            let (_, end, _) = tri!(parse_type(s, i));
+            let from = skip_spaces(s, end);
+            let to = ident_end(s, from);
+            if to == from {
+                return None;
+            }
+            if is_word(s, from, to, name) {
+                return Some((n, true));
+            }
+            n += 1;
+            i = skip_spaces(s, to);
+            if at(s, i) == b'=' {
+                i = tri!(default_end(s, skip_spaces(s, i + 1)));
+            }
+        }
+        i = skip_spaces(s, i);
+        if at(s, i) == b',' {
+            i = skip_spaces(s, i + 1);
+        } else if at(s, i) != b')' {
+            return None;
+        }
+    }
+    Some((n, false))
+}
+
+/// The position of a kernel's argument, by its name in the operator's
+/// schema, computed at compile time (no code, no flash): `arg!(SCHEMA, eps)`
+/// is `6` for `_native_batch_norm_legit_no_training.out`, and a name the
+/// schema does not have is a compile error. `arg!(SCHEMA, [input, out])`
+/// gives several at once, in the order written (for
+/// [`KernelContext::io`](crate::KernelContext::io)); `arg!(SCHEMA, return)`
+/// is the position of the returned value.
+///
+/// Inside [`op!`](crate::op)'s run expression the kernel's own schema is
+/// `SCHEMA`; a function called by several kernels is given their positions,
+/// or names the schema line as a `const` of its own.
+///
+/// ```
+/// use etch_runtime::{arg, op, Kernel};
+/// const LAYER_NORM: &str = "aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))";
+/// assert_eq!(arg!(LAYER_NORM, eps), 4);
+/// assert_eq!(arg!(LAYER_NORM, [input, weight, out0]), [0, 2, 5]);
+/// assert_eq!(arg!("aten::sym_size.int(Tensor self, int dim) -> SymInt", return), 2);
+/// const K: Kernel = op!(
+///     "aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+///     |ctx| {
+///         let ([_x], [_out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+///         Ok(())
+///     }
+/// );
+/// ```
+///
+/// ```compile_fail
+/// const S: &str = "aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)";
+/// let _ = etch_runtime::arg!(S, input); // no argument `input`
+/// ```
+#[macro_export]
+macro_rules! arg {
+    ($schema:expr, return) => {
+        const { $crate::signature::return_index($schema) }
+    };
+    ($schema:expr, [$($name:ident),* $(,)?]) => {
+        [$($crate::arg!($schema, $name)),*]
+    };
+    ($schema:expr, $name:ident) => {
+        const { $crate::signature::arg_index($schema, ::core::stringify!($name)) }
+    };
+}
+
 /// Declares a [`Kernel`](crate::Kernel) from its ExecuTorch schema line and
 /// its run function: see the [module documentation](crate::signature).
 #[macro_export]
 macro_rules! op {
-    ($schema:literal, $run:expr $(,)?) => {
+    ($schema:expr, $run:expr $(,)?) => {
         $crate::op!($schema, $run, scratch = 0)
     };
-    ($schema:literal, $run:expr, scratch = $scratch:expr $(,)?) => {{
-        const NAME: [u8; $crate::signature::name_len($schema)] =
-            $crate::signature::name_bytes($schema);
-        const ARGS: [$crate::ArgKind; $crate::signature::arg_count($schema)] =
-            $crate::signature::arg_kinds($schema);
+    ($schema:expr, $run:expr, scratch = $scratch:expr $(,)?) => {{
+        // The schema line, for `arg!(SCHEMA, name)` in `$run`.
+        #[allow(dead_code)]
+        const SCHEMA: &str = $schema;
+        const NAME: [u8; $crate::signature::name_len(SCHEMA)] =
+            $crate::signature::name_bytes(SCHEMA);
+        const ARGS: [$crate::ArgKind; $crate::signature::arg_count(SCHEMA)] =
+            $crate::signature::arg_kinds(SCHEMA);
         $crate::Kernel {
             name: match ::core::str::from_utf8(&NAME) {
                 Ok(name) => name,
@@ -573,7 +676,7 @@ macro_rules! op {
             },
             args: &ARGS,
             run: $run,
-            schema: $crate::signature::text($schema),
+            schema: $crate::signature::text(SCHEMA),
             scratch: $scratch,
         }
     }};
@@ -829,6 +932,25 @@ mod tests {
             let p = parse(schema, &mut kinds).unwrap_or_else(|e| panic!("{schema:?}: {e:?}"));
             assert_eq!((p.name, &kinds[..p.args]), (*name, *want), "{schema:?}");
         }
+    }
+
+    #[test]
+    fn arguments_by_name() {
+        // Defaults with commas and quotes, `*`, optional lists, a tuple return.
+        const S: &str = "aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)";
+        assert_eq!(arg!(S, self), 0);
+        assert_eq!(arg!(S, [stride, padding, divisor_override, out]), [2, 3, 6, 7]);
+        assert_eq!(arg!(S, return), 8);
+        assert_eq!(arg!(S, return), arg_count(S) - 1);
+        const G: &str = "aten::gelu.out(Tensor self, *, str approximate='none, x', Tensor(a!) out) -> Tensor(a!)";
+        assert_eq!(arg!(G, [approximate, out]), [1, 2]);
+        const U: &str = "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()";
+        assert_eq!(arg!(U, out), 2);
+        // Not found (a prefix of a name is not the name): the argument count,
+        // a compile error in `arg!`; a malformed schema: `None`.
+        assert_eq!(walk_args(S.as_bytes(), b"kernel"), Some((8, false)));
+        assert_eq!(walk_args(S.as_bytes(), b"outs"), Some((8, false)));
+        assert_eq!(walk_args(b"aten::x(Tensor", b"x"), None);
     }
 
     #[test]

@@ -12,7 +12,9 @@
 
 use etch_runtime::context::required;
 
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView};
+use etch_runtime::{
+    arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView,
+};
 
 use super::dtype::{
     can_cast, compute_type, in_range, invalid, is_float, is_integral, max_override, min_override,
@@ -124,12 +126,13 @@ fn alpha_ok(alpha: Num, common: ScalarType) -> bool {
 }
 
 /// The two tensor operands and the output of a `(Tensor self, Tensor other,
-/// ..., Tensor(a!) out)` op.
+/// ..., Tensor(a!) out)` op; `$args`: their positions.
 macro_rules! tensors2 {
-    ($ctx:expr, $out:expr) => {{
-        $crate::ops::dynamic::resize_broadcast($ctx, $out, 0, 1)?;
-        let ([a, b], [out]) = $ctx.io([0, 1], [$out])?;
-        (required(a, 0)?, required(b, 1)?, out)
+    ($ctx:expr, $args:expr) => {{
+        let [a_arg, b_arg, out_arg]: [usize; 3] = $args;
+        $crate::ops::dynamic::resize_broadcast($ctx, out_arg, a_arg, b_arg)?;
+        let ([a, b], [out]) = $ctx.io([a_arg, b_arg], [out_arg])?;
+        (required(a, a_arg)?, required(b, b_arg)?, out)
     }};
 }
 
@@ -139,11 +142,12 @@ fn fail(what: &'static str) -> Error {
 
 /// `(Tensor self, Tensor other, *, Tensor(a!) out)` computing in the
 /// promoted dtype (`$set`: real or realb), the output castable from it;
-/// `$make` gives the per-element function with `$T` bound.
+/// `$make` gives the per-element function with `$T` bound. Used inside
+/// `op!`, whose `SCHEMA` (the kernel's own schema) names the arguments.
 macro_rules! promoted2 {
     ($ctx:expr, $set:ident, $T:ident => $make:expr) => {{
         #[allow(unused_mut)]
-        let (a, b, mut out) = tensors2!($ctx, 2);
+        let (a, b, mut out) = tensors2!($ctx, arg!(SCHEMA, [self, other, out]));
         let common = promote(a.dtype, b.dtype)?;
         if !can_cast(common, out.dtype) {
             return Err(fail("output dtype cannot hold the promoted dtype"));
@@ -162,9 +166,9 @@ macro_rules! promoted2 {
 pub const ADD_OUT: Kernel = op!(
     "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let alpha = scalar_arg(ctx, 2)?;
+        let alpha = scalar_arg(ctx, arg!(SCHEMA, alpha))?;
         #[allow(unused_mut)]
-        let (a, b, mut out) = tensors2!(ctx, 3);
+        let (a, b, mut out) = tensors2!(ctx, arg!(SCHEMA, [self, other, out]));
         let common = promote(a.dtype, b.dtype)?;
         if !can_cast(common, out.dtype) || !alpha_ok(alpha, common) {
             return Err(fail("add dtypes"));
@@ -178,13 +182,15 @@ pub const ADD_OUT: Kernel = op!(
 
 /// Runs `$make` (the per-element function, made once with `$T` bound) over
 /// the one tensor of a `(Tensor self, Scalar other, ...)` op whose output
-/// dtype must equal the input's promoted with the scalar.
+/// dtype must equal the input's promoted with the scalar; `$args`: the
+/// positions of `self` and `out`.
 macro_rules! tensor_scalar_same {
-    ($ctx:expr, $out:expr, $other:expr, $set:ident, $T:ident => $make:expr) => {{
-        $crate::ops::dynamic::resize_like($ctx, $out, 0)?;
+    ($ctx:expr, $args:expr, $other:expr, $set:ident, $T:ident => $make:expr) => {{
+        let [a_arg, out_arg]: [usize; 2] = $args;
+        $crate::ops::dynamic::resize_like($ctx, out_arg, a_arg)?;
         #[allow(unused_mut)]
-        let ([a], [mut out]) = $ctx.io([0], [$out])?;
-        let a = required(a, 0)?;
+        let ([a], [mut out]) = $ctx.io([a_arg], [out_arg])?;
+        let a = required(a, a_arg)?;
         let common = promote_with_scalar(a.dtype, $other);
         if common != out.dtype {
             return Err(fail("output dtype is not the promoted dtype"));
@@ -201,11 +207,11 @@ macro_rules! tensor_scalar_same {
 pub const ADD_SCALAR_OUT: Kernel = op!(
     "aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (b, alpha) = (scalar_arg(ctx, 1)?, scalar_arg(ctx, 2)?);
-        if !alpha_ok(alpha, promote_with_scalar(ctx.tensor_info(0)?.0, b)) {
+        let (b, alpha) = (scalar_arg(ctx, arg!(SCHEMA, other))?, scalar_arg(ctx, arg!(SCHEMA, alpha))?);
+        if !alpha_ok(alpha, promote_with_scalar(ctx.tensor_info(arg!(SCHEMA, self))?.0, b)) {
             return Err(fail("add alpha dtype"));
         }
-        tensor_scalar_same!(ctx, 3, b, realb, T => {
+        tensor_scalar_same!(ctx, arg!(SCHEMA, [self, out]), b, realb, T => {
             let k = extract_scalar::<T>(alpha)?.mul(T::from_num(b));
             move |x: T| x.add(k)
         })
@@ -222,9 +228,9 @@ fn sub_alpha_ok(alpha: Num, common: ScalarType) -> bool {
 pub const SUB_OUT: Kernel = op!(
     "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let alpha = scalar_arg(ctx, 2)?;
+        let alpha = scalar_arg(ctx, arg!(SCHEMA, alpha))?;
         #[allow(unused_mut)]
-        let (a, b, mut out) = tensors2!(ctx, 3);
+        let (a, b, mut out) = tensors2!(ctx, arg!(SCHEMA, [self, other, out]));
         let common = promote(a.dtype, b.dtype)?;
         if !can_cast(common, out.dtype) || !sub_alpha_ok(alpha, common) {
             return Err(fail("sub dtypes"));
@@ -241,11 +247,11 @@ pub const SUB_OUT: Kernel = op!(
 pub const SUB_SCALAR_OUT: Kernel = op!(
     "aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (b, alpha) = (scalar_arg(ctx, 1)?, scalar_arg(ctx, 2)?);
-        if !sub_alpha_ok(alpha, promote_with_scalar(ctx.tensor_info(0)?.0, b)) {
+        let (b, alpha) = (scalar_arg(ctx, arg!(SCHEMA, other))?, scalar_arg(ctx, arg!(SCHEMA, alpha))?);
+        if !sub_alpha_ok(alpha, promote_with_scalar(ctx.tensor_info(arg!(SCHEMA, self))?.0, b)) {
             return Err(fail("sub alpha dtype"));
         }
-        tensor_scalar_same!(ctx, 3, b, real, T => {
+        tensor_scalar_same!(ctx, arg!(SCHEMA, [self, out]), b, real, T => {
             let k = T::from_num(alpha).mul(T::from_num(b));
             move |x: T| x.sub(k)
         })
@@ -257,11 +263,11 @@ pub const SUB_SCALAR_OUT: Kernel = op!(
 pub const RSUB_SCALAR_OUT: Kernel = op!(
     "aten::rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (b, alpha) = (scalar_arg(ctx, 1)?, scalar_arg(ctx, 2)?);
-        if !sub_alpha_ok(alpha, promote_with_scalar(ctx.tensor_info(0)?.0, b)) {
+        let (b, alpha) = (scalar_arg(ctx, arg!(SCHEMA, other))?, scalar_arg(ctx, arg!(SCHEMA, alpha))?);
+        if !sub_alpha_ok(alpha, promote_with_scalar(ctx.tensor_info(arg!(SCHEMA, self))?.0, b)) {
             return Err(fail("rsub alpha dtype"));
         }
-        tensor_scalar_same!(ctx, 3, b, real, T => {
+        tensor_scalar_same!(ctx, arg!(SCHEMA, [self, out]), b, real, T => {
             let (b, alpha) = (T::from_num(b), T::from_num(alpha));
             move |x: T| b.sub(alpha.mul(x))
         })
@@ -279,8 +285,8 @@ pub const MUL_OUT: Kernel = op!(
 pub const MUL_SCALAR_OUT: Kernel = op!(
     "aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let b = scalar_arg(ctx, 1)?;
-        tensor_scalar_same!(ctx, 2, b, realb, T => {
+        let b = scalar_arg(ctx, arg!(SCHEMA, other))?;
+        tensor_scalar_same!(ctx, arg!(SCHEMA, [self, out]), b, realb, T => {
             let b = T::from_num(b);
             move |x: T| x.mul(b)
         })
@@ -304,12 +310,13 @@ fn div_common(a: ScalarType, b: ScalarType) -> Result<ScalarType> {
 /// `a / b` in f32 (IEEE: x/0 = ±inf, 0/0 = NaN); output floating.
 pub const DIV_OUT: Kernel = op!(
     "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| div_true(ctx, 2)
+    |ctx| div_true(ctx, arg!(SCHEMA, [self, other, out]))
 );
 
-fn div_true(ctx: &mut KernelContext<'_, '_>, out: usize) -> Result<()> {
+/// `args`: the positions of `self`, `other` and `out`.
+fn div_true(ctx: &mut KernelContext<'_, '_>, args: [usize; 3]) -> Result<()> {
     #[allow(unused_mut)]
-    let (a, b, mut out) = tensors2!(ctx, out);
+    let (a, b, mut out) = tensors2!(ctx, args);
     let common = compute_type(div_common(a.dtype, b.dtype)?);
     if !is_float(out.dtype) {
         return Err(fail("div output must be floating"));
@@ -372,11 +379,11 @@ fn div_mode<T: Arith>(a: T, b: T, trunc: bool) -> T {
 pub const DIV_OUT_MODE: Kernel = op!(
     "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let Some(trunc) = rounding_mode(ctx, 2)? else {
-            return div_true(ctx, 3);
+        let Some(trunc) = rounding_mode(ctx, arg!(SCHEMA, rounding_mode))? else {
+            return div_true(ctx, arg!(SCHEMA, [self, other, out]));
         };
         #[allow(unused_mut)]
-        let (a, b, mut out) = tensors2!(ctx, 3);
+        let (a, b, mut out) = tensors2!(ctx, arg!(SCHEMA, [self, other, out]));
         let common = promote(a.dtype, b.dtype)?;
         if !can_cast(common, out.dtype) || common == ScalarType::BOOL {
             return Err(fail("div dtypes"));
@@ -402,14 +409,16 @@ pub const DIV_OUT_MODE: Kernel = op!(
 /// input's dtype if floating, else Float, must be out's; `a / T(b)`.
 pub const DIV_SCALAR_OUT: Kernel = op!(
     "aten::div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| div_scalar(ctx, 2)
+    |ctx| div_scalar(ctx, arg!(SCHEMA, [self, other, out]))
 );
 
-fn div_scalar(ctx: &mut KernelContext<'_, '_>, out: usize) -> Result<()> {
-    let b = scalar_arg(ctx, 1)?;
+/// `args`: the positions of `self`, `other` and `out`.
+fn div_scalar(ctx: &mut KernelContext<'_, '_>, args: [usize; 3]) -> Result<()> {
+    let [a_arg, b_arg, out_arg] = args;
+    let b = scalar_arg(ctx, b_arg)?;
     #[allow(unused_mut)]
-    let ([a], [mut out]) = ctx.io([0], [out])?;
-    let a = required(a, 0)?;
+    let ([a], [mut out]) = ctx.io([a_arg], [out_arg])?;
+    let a = required(a, a_arg)?;
     let common = if is_float(a.dtype) {
         a.dtype
     } else {
@@ -430,13 +439,13 @@ fn div_scalar(ctx: &mut KernelContext<'_, '_>, out: usize) -> Result<()> {
 pub const DIV_SCALAR_MODE_OUT: Kernel = op!(
     "aten::div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let Some(trunc) = rounding_mode(ctx, 2)? else {
-            return div_scalar(ctx, 3);
+        let Some(trunc) = rounding_mode(ctx, arg!(SCHEMA, rounding_mode))? else {
+            return div_scalar(ctx, arg!(SCHEMA, [self, other, out]));
         };
-        let b = scalar_arg(ctx, 1)?;
+        let b = scalar_arg(ctx, arg!(SCHEMA, other))?;
         #[allow(unused_mut)]
-        let ([a], [mut out]) = ctx.io([0], [3])?;
-        let a = required(a, 0)?;
+        let ([a], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let a = required(a, arg!(SCHEMA, self))?;
         let common = promote_with_scalar(a.dtype, b);
         if !can_cast(common, out.dtype) || common == ScalarType::BOOL {
             return Err(fail("div dtypes"));
@@ -483,7 +492,7 @@ fn pow_check(common: ScalarType, out: ScalarType) -> Result<bool> {
 pub const POW_TENSOR_TENSOR_OUT: Kernel = op!(
     "aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (a, b, mut out) = tensors2!(ctx, 2);
+        let (a, b, mut out) = tensors2!(ctx, arg!(SCHEMA, [self, exponent, out]));
         if pow_check(promote(a.dtype, b.dtype)?, out.dtype)? {
             map::<f32, f32, 2>([&a, &b], &mut out, |[x, y]| powf(x, y))
         } else {
@@ -496,9 +505,9 @@ pub const POW_TENSOR_TENSOR_OUT: Kernel = op!(
 pub const POW_TENSOR_SCALAR_OUT: Kernel = op!(
     "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let e = scalar_arg(ctx, 1)?;
-        let ([a], [mut out]) = ctx.io([0], [2])?;
-        let a = required(a, 0)?;
+        let e = scalar_arg(ctx, arg!(SCHEMA, exponent))?;
+        let ([a], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let a = required(a, arg!(SCHEMA, self))?;
         if pow_check(promote_with_scalar(a.dtype, e), out.dtype)? {
             let e = e.to_f32();
             map::<f32, f32, 1>([&a], &mut out, |[x]| powf(x, e))
@@ -513,9 +522,9 @@ pub const POW_TENSOR_SCALAR_OUT: Kernel = op!(
 pub const POW_SCALAR_OUT: Kernel = op!(
     "aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let base = scalar_arg(ctx, 0)?;
-        let ([e], [mut out]) = ctx.io([1], [2])?;
-        let e = required(e, 1)?;
+        let base = scalar_arg(ctx, arg!(SCHEMA, self))?;
+        let ([e], [mut out]) = ctx.io(arg!(SCHEMA, [exponent]), arg!(SCHEMA, [out]))?;
+        let e = required(e, arg!(SCHEMA, exponent))?;
         if pow_check(promote_with_scalar(e.dtype, base), out.dtype)? {
             let base = base.to_f32();
             map::<f32, f32, 1>([&e], &mut out, |[y]| powf(base, y))
@@ -535,8 +544,8 @@ pub const WHERE_SELF_OUT: Kernel = op!(
     "aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         #[allow(unused_mut)]
-        let ([c, a, b], [mut out]) = ctx.io([0, 1, 2], [3])?;
-        let (c, a, b) = (required(c, 0)?, required(a, 1)?, required(b, 2)?);
+        let ([c, a, b], [mut out]) = ctx.io(arg!(SCHEMA, [condition, self, other]), arg!(SCHEMA, [out]))?;
+        let (c, a, b) = (required(c, arg!(SCHEMA, condition))?, required(a, arg!(SCHEMA, self))?, required(b, arg!(SCHEMA, other))?);
         let common = promote(a.dtype, b.dtype)?;
         if common != out.dtype || !matches!(c.dtype, ScalarType::BOOL | ScalarType::BYTE) {
             return Err(fail("where dtypes"));
@@ -550,10 +559,11 @@ pub const WHERE_SELF_OUT: Kernel = op!(
 // --- comparisons (pattern/comparison_op.h) ---
 
 /// `.Tensor_out`: in the promoted dtype, but in Float when that is
-/// floating and the operands' dtypes differ; out any dtype (1/0).
-fn compare_tensors(ctx: &mut KernelContext<'_, '_>, cmp: Cmp) -> Result<()> {
+/// floating and the operands' dtypes differ; out any dtype (1/0). `args`:
+/// the positions of `self`, `other` and `out`.
+fn compare_tensors(ctx: &mut KernelContext<'_, '_>, args: [usize; 3], cmp: Cmp) -> Result<()> {
     #[allow(unused_mut)]
-    let (a, b, mut out) = tensors2!(ctx, 2);
+    let (a, b, mut out) = tensors2!(ctx, args);
     let mut common = promote(a.dtype, b.dtype)?;
     if is_float(common) && a.dtype != b.dtype {
         common = ScalarType::FLOAT;
@@ -564,12 +574,14 @@ fn compare_tensors(ctx: &mut KernelContext<'_, '_>, cmp: Cmp) -> Result<()> {
 }
 
 /// `.Scalar_out`: in the input's dtype promoted with the (weak) scalar,
-/// the scalar cast to it once.
-fn compare_scalar(ctx: &mut KernelContext<'_, '_>, cmp: Cmp) -> Result<()> {
-    let s = scalar_arg(ctx, 1)?;
+/// the scalar cast to it once. `args`: the positions of `self`, `other`
+/// and `out`.
+fn compare_scalar(ctx: &mut KernelContext<'_, '_>, args: [usize; 3], cmp: Cmp) -> Result<()> {
+    let [a_arg, s_arg, out_arg] = args;
+    let s = scalar_arg(ctx, s_arg)?;
     #[allow(unused_mut)]
-    let ([a], [mut out]) = ctx.io([0], [2])?;
-    let a = required(a, 0)?;
+    let ([a], [mut out]) = ctx.io([a_arg], [out_arg])?;
+    let a = required(a, a_arg)?;
     switch_dtype!(realb, compute_type(promote_with_scalar(a.dtype, s)), T => {
         let s = T::from_num(s);
         map::<T, bool, 1>([&a], &mut out, |[x]| cmp.apply(x, s))
@@ -602,8 +614,12 @@ impl Cmp {
 
 macro_rules! comparison {
     ($tensor:ident, $scalar:ident, $cmp:ident, $t_schema:literal, $s_schema:literal) => {
-        pub const $tensor: Kernel = op!($t_schema, |ctx| compare_tensors(ctx, Cmp::$cmp));
-        pub const $scalar: Kernel = op!($s_schema, |ctx| compare_scalar(ctx, Cmp::$cmp));
+        pub const $tensor: Kernel = op!($t_schema, |ctx| {
+            compare_tensors(ctx, arg!(SCHEMA, [self, other, out]), Cmp::$cmp)
+        });
+        pub const $scalar: Kernel = op!($s_schema, |ctx| {
+            compare_scalar(ctx, arg!(SCHEMA, [self, other, out]), Cmp::$cmp)
+        });
     };
 }
 
@@ -652,23 +668,28 @@ comparison!(
 
 // --- logical (pattern/logical_op.h) ---
 
-/// Both inputs loaded as `bool`, any output dtype.
-fn logical(ctx: &mut KernelContext<'_, '_>, f: fn(bool, bool) -> bool) -> Result<()> {
-    let (a, b, mut out) = tensors2!(ctx, 2);
+/// Both inputs loaded as `bool`, any output dtype. `args`: the positions
+/// of `self`, `other` and `out`.
+fn logical(
+    ctx: &mut KernelContext<'_, '_>,
+    args: [usize; 3],
+    f: fn(bool, bool) -> bool,
+) -> Result<()> {
+    let (a, b, mut out) = tensors2!(ctx, args);
     map::<bool, bool, 2>([&a, &b], &mut out, |[x, y]| f(x, y))
 }
 
 pub const LOGICAL_AND_OUT: Kernel = op!(
     "aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| logical(ctx, |a, b| a && b)
+    |ctx| logical(ctx, arg!(SCHEMA, [self, other, out]), |a, b| a && b)
 );
 pub const LOGICAL_OR_OUT: Kernel = op!(
     "aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| logical(ctx, |a, b| a || b)
+    |ctx| logical(ctx, arg!(SCHEMA, [self, other, out]), |a, b| a || b)
 );
 pub const LOGICAL_XOR_OUT: Kernel = op!(
     "aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| logical(ctx, |a, b| a != b)
+    |ctx| logical(ctx, arg!(SCHEMA, [self, other, out]), |a, b| a != b)
 );
 
 // --- remainder, fmod ---
@@ -692,7 +713,7 @@ pub const REMAINDER_TENSOR_OUT: Kernel = op!(
     "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         #[allow(unused_mut)]
-        let (a, b, mut out) = tensors2!(ctx, 2);
+        let (a, b, mut out) = tensors2!(ctx, arg!(SCHEMA, [self, other, out]));
         let common = promote(a.dtype, b.dtype)?;
         if !can_cast(common, out.dtype) || common == ScalarType::BOOL {
             return Err(fail("remainder dtypes"));
@@ -732,10 +753,10 @@ fn scalar_divisor_check(a: &TensorView<'_>, b: Num, out: ScalarType) -> Result<S
 pub const REMAINDER_SCALAR_OUT: Kernel = op!(
     "aten::remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let b = scalar_arg(ctx, 1)?;
+        let b = scalar_arg(ctx, arg!(SCHEMA, other))?;
         #[allow(unused_mut)]
-        let ([a], [mut out]) = ctx.io([0], [2])?;
-        let a = required(a, 0)?;
+        let ([a], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let a = required(a, arg!(SCHEMA, self))?;
         let common = scalar_divisor_check(&a, b, out.dtype)?;
         switch_dtype!(real, compute_type(common), T => {
             let b = T::from_num(b);
@@ -750,7 +771,7 @@ pub const REMAINDER_SCALAR_OUT: Kernel = op!(
 pub const FMOD_TENSOR_OUT: Kernel = op!(
     "aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (a, b, mut out) = tensors2!(ctx, 2);
+        let (a, b, mut out) = tensors2!(ctx, arg!(SCHEMA, [self, other, out]));
         if pow_check(promote(a.dtype, b.dtype)?, out.dtype)? {
             map::<f32, f32, 2>([&a, &b], &mut out, |[x, y]| x % y)
         } else {
@@ -763,9 +784,9 @@ pub const FMOD_TENSOR_OUT: Kernel = op!(
 pub const FMOD_SCALAR_OUT: Kernel = op!(
     "aten::fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let b = scalar_arg(ctx, 1)?;
-        let ([a], [mut out]) = ctx.io([0], [2])?;
-        let a = required(a, 0)?;
+        let b = scalar_arg(ctx, arg!(SCHEMA, other))?;
+        let ([a], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let a = required(a, arg!(SCHEMA, self))?;
         if compute_type(scalar_divisor_check(&a, b, out.dtype)?) == ScalarType::FLOAT {
             let b = b.to_f32();
             map::<f32, f32, 1>([&a], &mut out, |[x]| x % b)

@@ -25,7 +25,7 @@ use etch_runtime::context::required;
 #[allow(unused_imports)] // used only under dtype features
 use etch_runtime::ScalarType;
 use etch_runtime::{
-    op, Error, ErrorCode, Kernel, KernelContext, Result, Shape, TensorView, TensorViewMut,
+    arg, op, Error, ErrorCode, Kernel, KernelContext, Result, Shape, TensorView, TensorViewMut,
 };
 
 use super::dtype::{Elem as Load, Src};
@@ -43,10 +43,9 @@ use crate::ops::bad;
 /// `convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[]
 /// stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[]
 /// output_padding, SymInt groups, *, Tensor(a!) out)`.
-pub const CONVOLUTION_OUT: Kernel = op!(
-    "aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)",
-    convolution_out
-);
+pub const CONVOLUTION_OUT: Kernel = op!(CONVOLUTION, convolution_out);
+
+const CONVOLUTION: &str = "aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)";
 
 /// The checked geometry of one convolution, lifted to 2-D (`[N, C, H, W]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,10 +270,15 @@ fn geometry(
 }
 
 fn convolution_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let transposed = ctx.bool(6)?;
-    let groups = ctx.int(8)?;
-    let (stride, padding) = (ctx.int_list(3)?, ctx.int_list(4)?);
-    let (dilation, output_padding) = (ctx.int_list(5)?, ctx.int_list(7)?);
+    const S: &str = CONVOLUTION;
+    let transposed = ctx.bool(arg!(S, transposed))?;
+    let groups = ctx.int(arg!(S, groups))?;
+    let (stride, padding) = (
+        ctx.int_list(arg!(S, stride))?,
+        ctx.int_list(arg!(S, padding))?,
+    );
+    let dilation = ctx.int_list(arg!(S, dilation))?;
+    let output_padding = ctx.int_list(arg!(S, output_padding))?;
     let params = [
         stride.as_slice(),
         padding.as_slice(),
@@ -283,10 +287,10 @@ fn convolution_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     ];
     if ctx.has_dynamic_shapes() {
         let sizes = out_sizes(ctx, params, transposed, groups)?;
-        super::dynamic::resize(ctx, 9, &sizes)?;
+        super::dynamic::resize(ctx, arg!(S, out), &sizes)?;
     }
-    let ([x, w, bias], [mut out]) = ctx.io([0, 1, 2], [9])?;
-    let (x, w) = (required(x, 0)?, required(w, 1)?);
+    let ([x, w, bias], [mut out]) = ctx.io(arg!(S, [input, weight, bias]), arg!(S, [out]))?;
+    let (x, w) = (required(x, arg!(S, input))?, required(w, arg!(S, weight))?);
     convolution(&x, &w, bias.as_ref(), &mut out, params, transposed, groups)
 }
 
@@ -298,8 +302,8 @@ fn out_sizes(
     transposed: bool,
     groups: i64,
 ) -> Result<super::dynamic::Sizes> {
-    let (_, xs) = ctx.tensor_info(0)?;
-    let (_, ws) = ctx.tensor_info(1)?;
+    let (_, xs) = ctx.tensor_info(arg!(CONVOLUTION, input))?;
+    let (_, ws) = ctx.tensor_info(arg!(CONVOLUTION, weight))?;
     let rank = xs.rank();
     if (rank != 3 && rank != 4) || ws.rank() != rank {
         return Err(bad("convolution ranks differ"));

@@ -2,7 +2,7 @@
 //! into a tensor in place (a mutable buffer's write).
 
 use etch_runtime::context::required;
-use etch_runtime::{op, Kernel};
+use etch_runtime::{arg, op, Kernel};
 
 use crate::ops::bad;
 
@@ -13,9 +13,9 @@ use crate::ops::shape::view::transpose;
 pub const CLONE_OUT: Kernel = op!(
     "aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        crate::ops::dynamic::resize_like(ctx, 2, 0)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        copy::copy_tensor(&required(x, 0)?, &mut out)
+        crate::ops::dynamic::resize_like(ctx, arg!(SCHEMA, out), arg!(SCHEMA, self))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        copy::copy_tensor(&required(x, arg!(SCHEMA, self))?, &mut out)
     }
 );
 
@@ -23,8 +23,8 @@ pub const CLONE_OUT: Kernel = op!(
 pub const ALIAS_COPY_OUT: Kernel = op!(
     "aten::alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([x], [mut out]) = ctx.io([0], [1])?;
-        let x = required(x, 0)?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         transpose(&x, 0, 0, &mut out)
     }
 );
@@ -37,11 +37,11 @@ pub const ALIAS_COPY_OUT: Kernel = op!(
 pub const COPY_: Kernel = op!(
     "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
     |ctx| {
-        if ctx.bool(2)? {
+        if ctx.bool(arg!(SCHEMA, non_blocking))? {
             return Err(bad("copy_: non_blocking"));
         }
-        let ([src], [out]) = ctx.io([1], [0])?;
-        let src = required(src, 1)?;
+        let ([src], [out]) = ctx.io(arg!(SCHEMA, [src]), arg!(SCHEMA, [self]))?;
+        let src = required(src, arg!(SCHEMA, src))?;
         if src.dtype != out.dtype {
             return Err(bad("copy_: dtypes differ"));
         }

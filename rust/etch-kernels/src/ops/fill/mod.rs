@@ -4,7 +4,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Error, ErrorCode, Kernel, Result, ScalarType};
+use etch_runtime::{arg, op, Error, ErrorCode, Kernel, Result, ScalarType};
 
 use crate::ops::bad;
 use crate::ops::copy::walk::elem_size;
@@ -29,16 +29,17 @@ pub const KERNELS: &[Kernel] = &[
 pub const FULL_OUT: Kernel = op!(
     "aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let v = ctx.scalar_f64(1)?;
+        let v = ctx.scalar_f64(arg!(SCHEMA, fill_value))?;
         if ctx.has_dynamic_shapes() {
             // `size`'s current values (SymInts read at run time).
-            let (list, mut sizes) = (ctx.int_list(0)?, crate::ops::dynamic::Sizes::new());
+            let list = ctx.int_list(arg!(SCHEMA, size))?;
+            let mut sizes = crate::ops::dynamic::Sizes::new();
             for &s in list.as_slice() {
                 sizes.push(s)?;
             }
-            crate::ops::dynamic::resize(ctx, 2, &sizes)?;
+            crate::ops::dynamic::resize(ctx, arg!(SCHEMA, out), &sizes)?;
         }
-        let ([], [mut out]) = ctx.io([], [2])?;
+        let ([], [mut out]) = ctx.io([], arg!(SCHEMA, [out]))?;
         match out.dtype {
             ScalarType::FLOAT => out.as_f32_mut()?.fill(v as f32),
             ScalarType::CHAR => out.as_i8_mut()?.fill(v as i8),
@@ -58,9 +59,10 @@ pub const FULL_OUT: Kernel = op!(
 pub const MASKED_FILL_SCALAR_OUT: Kernel = op!(
     "aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let value = Scalar::read(ctx, 2)?;
-        let ([x, mask], [mut out]) = ctx.io([0, 1], [3])?;
-        masked_fill(&required(x, 0)?, &required(mask, 1)?, value, &mut out)
+        let value = Scalar::read(ctx, arg!(SCHEMA, value))?;
+        let ([x, mask], [mut out]) = ctx.io(arg!(SCHEMA, [self, mask]), arg!(SCHEMA, [out]))?;
+        let (x, mask) = (required(x, arg!(SCHEMA, self))?, required(mask, arg!(SCHEMA, mask))?);
+        masked_fill(&x, &mask, value, &mut out)
     }
 );
 
@@ -110,8 +112,8 @@ fn fill_out(out: &mut TensorViewMut<'_>, value: Scalar) -> Result<()> {
 pub const SCALAR_TENSOR_OUT: Kernel = op!(
     "aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let value = Scalar::read(ctx, 0)?;
-        let ([], [mut out]) = ctx.io([], [1])?;
+        let value = Scalar::read(ctx, arg!(SCHEMA, s))?;
+        let ([], [mut out]) = ctx.io([], arg!(SCHEMA, [out]))?;
         if out.numel() != 1 {
             return Err(bad("scalar_tensor output is not one element"));
         }
@@ -128,12 +130,12 @@ pub const SCALAR_TENSOR_OUT: Kernel = op!(
 pub const FULL_LIKE_OUT: Kernel = op!(
     "aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let value = Scalar::read(ctx, 1)?;
-        if !matches!(ctx.opt_int(2)?, None | Some(0) | Some(1)) {
+        let value = Scalar::read(ctx, arg!(SCHEMA, fill_value))?;
+        if !matches!(ctx.opt_int(arg!(SCHEMA, memory_format))?, None | Some(0) | Some(1)) {
             return Err(bad("full_like memory_format"));
         }
-        let ([x], [mut out]) = ctx.io([0], [3])?;
-        if required(x, 0)?.shape.sizes() != out.shape.sizes() {
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        if required(x, arg!(SCHEMA, self))?.shape.sizes() != out.shape.sizes() {
             return Err(bad("full_like output shape"));
         }
         fill_out(&mut out, value)
@@ -152,11 +154,11 @@ pub const ARANGE_START_OUT: Kernel = op!(
             Wide::F(f) => f,
         };
         let (start, end, step) = (
-            f(Scalar::read(ctx, 0)?),
-            f(Scalar::read(ctx, 1)?),
-            f(Scalar::read(ctx, 2)?),
+            f(Scalar::read(ctx, arg!(SCHEMA, start))?),
+            f(Scalar::read(ctx, arg!(SCHEMA, end))?),
+            f(Scalar::read(ctx, arg!(SCHEMA, step))?),
         );
-        let ([], [mut out]) = ctx.io([], [3])?;
+        let ([], [mut out]) = ctx.io([], arg!(SCHEMA, [out]))?;
         arange(start, end, step, &mut out)
     }
 );

@@ -7,7 +7,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Kernel, KernelContext, Result, ScalarType};
+use etch_runtime::{arg, op, Kernel, KernelContext, Result, ScalarType};
 
 use super::copy::walk::{
     copy_walk, elem_size, norm_dim, signed_strides, sizes_of, walk, Side, MAX_WALK,
@@ -123,9 +123,14 @@ pub fn index_select(
 pub const INDEX_SELECT_OUT: Kernel = op!(
     "aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dim = ctx.int(1)?;
-        let ([x, index], [mut out]) = ctx.io([0, 2], [3])?;
-        index_select(&required(x, 0)?, dim, &required(index, 2)?, &mut out)
+        let dim = ctx.int(arg!(SCHEMA, dim))?;
+        let ([x, index], [mut out]) = ctx.io(arg!(SCHEMA, [self, index]), arg!(SCHEMA, [out]))?;
+        index_select(
+            &required(x, arg!(SCHEMA, self))?,
+            dim,
+            &required(index, arg!(SCHEMA, index))?,
+            &mut out,
+        )
     }
 );
 
@@ -193,9 +198,9 @@ pub fn gather(
 pub const GATHER_OUT: Kernel = op!(
     "aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dim = ctx.int(1)?;
-        let ([x, index], [mut out]) = ctx.io([0, 2], [4])?;
-        gather(&required(x, 0)?, dim, &required(index, 2)?, &mut out)
+        let dim = ctx.int(arg!(SCHEMA, dim))?;
+        let ([x, index], [mut out]) = ctx.io(arg!(SCHEMA, [self, index]), arg!(SCHEMA, [out]))?;
+        gather(&required(x, arg!(SCHEMA, self))?, dim, &required(index, arg!(SCHEMA, index))?, &mut out)
     }
 );
 
@@ -258,8 +263,8 @@ pub fn embedding(
 pub const EMBEDDING_OUT: Kernel = op!(
     "aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([w, indices], [mut out]) = ctx.io([0, 1], [5])?;
-        embedding(&required(w, 0)?, &required(indices, 1)?, &mut out)
+        let ([w, indices], [mut out]) = ctx.io(arg!(SCHEMA, [weight, indices]), arg!(SCHEMA, [out]))?;
+        embedding(&required(w, arg!(SCHEMA, weight))?, &required(indices, arg!(SCHEMA, indices))?, &mut out)
     }
 );
 
@@ -268,28 +273,29 @@ pub const EMBEDDING_OUT: Kernel = op!(
 /// from the end) and absent (`None`) entries, adjacent or not, as
 /// upstream's `advanced_index_util`. Bool/Byte mask indices give
 /// data-dependent output sizes and are `InvalidArgument` here.
-pub const INDEX_TENSOR_OUT: Kernel = op!(
-    "aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)",
-    index_tensor_out
-);
+pub const INDEX_TENSOR_OUT: Kernel = op!(INDEX_TENSOR, index_tensor_out);
+
+const INDEX_TENSOR: &str =
+    "aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn index_tensor_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let n = ctx.tensor_list_len(1)?;
+    const S: &str = INDEX_TENSOR;
+    let n = ctx.tensor_list_len(arg!(S, indices))?;
     if n > MAX_RANK {
         return Err(bad("more indices than dimensions"));
     }
     let mut ins: [Option<usize>; MAX_RANK + 1] = [None; MAX_RANK + 1];
     if let Some(slot) = ins.first_mut() {
-        *slot = Some(ctx.value_index(0)?);
+        *slot = Some(ctx.value_index(arg!(S, self))?);
     }
     for (k, slot) in ins.iter_mut().skip(1).take(n).enumerate() {
-        *slot = ctx.opt_tensor_list_item(1, k)?;
+        *slot = ctx.opt_tensor_list_item(arg!(S, indices), k)?;
     }
-    let out_value = ctx.value_index(2)?;
+    let out_value = ctx.value_index(arg!(S, out))?;
     let (views, [mut out]) = ctx.io_values(ins, [out_value])?;
     let [x, idx @ ..] = views;
     let indices = idx.get(..n).unwrap_or(&[]);
-    index_tensor(&required(x, 0)?, indices, &mut out)
+    index_tensor(&required(x, arg!(S, self))?, indices, &mut out)
 }
 
 /// `out = x[indices]` (see [`INDEX_TENSOR_OUT`]).

@@ -4,7 +4,7 @@
 use super::bad;
 use super::dynamic::{self, Sizes};
 use etch_runtime::context::required;
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{arg, op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 /// The kernels of this family the build selected (`op-*` features, all
 /// of them with `matmul-ops`).
@@ -43,8 +43,11 @@ fn matmul(a: &[f32], b: &[f32], out: &mut [f32], m: usize, k: usize, n: usize) -
 pub const MM_OUT: Kernel = op!(
     "aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
-        let (a, b) = (required(a, 0)?, required(b, 1)?);
+        let ([a, b], [mut out]) = ctx.io(arg!(SCHEMA, [self, mat2]), arg!(SCHEMA, [out]))?;
+        let (a, b) = (
+            required(a, arg!(SCHEMA, self))?,
+            required(b, arg!(SCHEMA, mat2))?,
+        );
         let (m, k, n) = (a.shape.size(0), a.shape.size(1), b.shape.size(1));
         if a.shape.rank() != 2
             || b.shape.size(0) != k
@@ -65,7 +68,10 @@ pub const BMM_OUT: Kernel = op!(
     |ctx| {
         if ctx.has_dynamic_shapes() {
             // [b, n, m] x [b, m, p] -> [b, n, p].
-            let (a, b) = (Sizes::of(ctx, 0)?, Sizes::of(ctx, 1)?);
+            let (a, b) = (
+                Sizes::of(ctx, arg!(SCHEMA, self))?,
+                Sizes::of(ctx, arg!(SCHEMA, mat2))?,
+            );
             let mut sizes = Sizes::new();
             for s in [
                 a.as_slice().first(),
@@ -74,10 +80,13 @@ pub const BMM_OUT: Kernel = op!(
             ] {
                 sizes.push(s.copied().unwrap_or(0))?;
             }
-            dynamic::resize(ctx, 2, &sizes)?;
+            dynamic::resize(ctx, arg!(SCHEMA, out), &sizes)?;
         }
-        let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
-        let (a, b) = (required(a, 0)?, required(b, 1)?);
+        let ([a, b], [mut out]) = ctx.io(arg!(SCHEMA, [self, mat2]), arg!(SCHEMA, [out]))?;
+        let (a, b) = (
+            required(a, arg!(SCHEMA, self))?,
+            required(b, arg!(SCHEMA, mat2))?,
+        );
         let (bs, m, k, n) = (
             a.shape.size(0),
             a.shape.size(1),
@@ -116,8 +125,9 @@ pub const BMM_OUT: Kernel = op!(
 pub const LINEAR_OUT: Kernel = op!(
     "aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([x, w, bias], [mut out]) = ctx.io([0, 1, 2], [3])?;
-        let (x, w) = (required(x, 0)?, required(w, 1)?);
+        let ([x, w, bias], [mut out]) =
+            ctx.io(arg!(SCHEMA, [input, weight, bias]), arg!(SCHEMA, [out]))?;
+        let (x, w) = (required(x, arg!(SCHEMA, input))?, required(w, arg!(SCHEMA, weight))?);
         let (n_out, k) = (w.shape.size(0), w.shape.size(1));
         if w.shape.rank() != 2
             || x.shape.size(-1) != k
@@ -156,24 +166,32 @@ pub const LINEAR_OUT: Kernel = op!(
 /// Scalar alpha=1, Tensor(a!) out)`, f32. Portable `op_addmm.cpp`: for each
 /// output `sum = Σ_k mat1[i,k]·mat2[k,j]` accumulated in f32 in k order, then
 /// `sum·alpha + self[i,j]·beta` (self broadcast to the output).
-pub const ADDMM_OUT: Kernel = op!(
-    "aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-    addmm_out
-);
+pub const ADDMM_OUT: Kernel = op!(ADDMM, addmm_out);
+
+const ADDMM: &str = "aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)";
 
 fn addmm_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let beta = ctx.scalar_f64(3)? as f32;
-    let alpha = ctx.scalar_f64(4)? as f32;
+    const S: &str = ADDMM;
+    let beta = ctx.scalar_f64(arg!(S, beta))? as f32;
+    let alpha = ctx.scalar_f64(arg!(S, alpha))? as f32;
     if ctx.has_dynamic_shapes() {
         // [mat1.size(0), mat2.size(1)].
-        let (a, b) = (Sizes::of(ctx, 1)?, Sizes::of(ctx, 2)?);
+        let (a, b) = (
+            Sizes::of(ctx, arg!(S, mat1))?,
+            Sizes::of(ctx, arg!(S, mat2))?,
+        );
         let mut sizes = Sizes::new();
         sizes.push(a.as_slice().first().copied().unwrap_or(0))?;
         sizes.push(b.as_slice().get(1).copied().unwrap_or(0))?;
-        dynamic::resize(ctx, 5, &sizes)?;
+        dynamic::resize(ctx, arg!(S, out), &sizes)?;
     }
-    let ([bias, a, b], [mut out]) = ctx.io([0, 1, 2], [5])?;
-    let (bias, a, b) = (required(bias, 0)?, required(a, 1)?, required(b, 2)?);
+    let ([bias, a, b], [mut out]) = ctx.io(arg!(S, [self, mat1, mat2]), arg!(S, [out]))?;
+    let [bias_arg, a_arg, b_arg] = arg!(S, [self, mat1, mat2]);
+    let (bias, a, b) = (
+        required(bias, bias_arg)?,
+        required(a, a_arg)?,
+        required(b, b_arg)?,
+    );
     let (m, n, p) = (a.shape.size(0), a.shape.size(1), b.shape.size(1));
     if a.shape.rank() != 2
         || b.shape.rank() != 2

@@ -13,7 +13,9 @@
 use etch_runtime::context::required;
 pub mod softmax;
 
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView};
+use etch_runtime::{
+    arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorView,
+};
 
 /// The kernels of this family the build selected (`op-*` features, all
 /// of them with `norm-ops`).
@@ -86,11 +88,14 @@ fn param<'d>(t: Option<TensorView<'d>>, n: usize) -> Result<Option<&'d [f32]>> {
 pub const NATIVE_BATCH_NORM_LEGIT_NO_TRAINING_OUT: Kernel = op!(
     "aten::_native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
     |ctx| {
-        let eps = ctx.double(6)?;
-        batch_norm(ctx, [0, 1, 2, 3, 4], eps, [7, 8, 9])
+        let eps = ctx.double(arg!(SCHEMA, eps))?;
+        let ins = arg!(SCHEMA, [input, weight, bias, running_mean, running_var]);
+        batch_norm(ctx, ins, eps, arg!(SCHEMA, [out0, out1, out2]))
     }
 );
 
+/// `ins`: input, weight, bias, running_mean, running_var; `outs`: out0,
+/// out1, out2.
 fn batch_norm(
     ctx: &mut KernelContext<'_, '_>,
     ins: [usize; 5],
@@ -98,7 +103,7 @@ fn batch_norm(
     outs: [usize; 3],
 ) -> Result<()> {
     let ([x, w, b, mean, var], [mut out, mean_out, invstd_out]) = ctx.io(ins, outs)?;
-    let x = required(x, 0)?;
+    let x = required(x, ins[0])?;
     f32_only(&x)?;
     if out.dtype != x.dtype || mean_out.dtype != x.dtype || invstd_out.dtype != x.dtype {
         return Err(bad("batch_norm output dtypes"));
@@ -115,8 +120,8 @@ fn batch_norm(
     }
     let c = x.shape.size(1);
     let (w, b) = (param(w, c)?, param(b, c)?);
-    let mean = param(Some(required(mean, 3)?), c)?.unwrap_or(&[]);
-    let var = param(Some(required(var, 4)?), c)?.unwrap_or(&[]);
+    let mean = param(Some(required(mean, ins[3])?), c)?.unwrap_or(&[]);
+    let var = param(Some(required(var, ins[4])?), c)?.unwrap_or(&[]);
     let inner: usize = x.shape.sizes().iter().skip(2).map(|s| s as usize).product();
     let (xd, od) = (x.as_f32()?, out.as_f32_mut()?);
     if xd.len() != od.len() {
@@ -153,16 +158,18 @@ fn batch_norm(
 /// `y = (x − mean) / std · w + b` (division, f32); `mean_out = mean`,
 /// `rstd_out = (f32)(1.0 / (double)std)`. The pip runtime registers the
 /// optimized `native_layer_norm`, whose small-input path is this routine.
-pub const NATIVE_LAYER_NORM_OUT: Kernel = op!(
-    "aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
-    layer_norm
-);
+pub const NATIVE_LAYER_NORM_OUT: Kernel = op!(LAYER_NORM, layer_norm);
+
+const LAYER_NORM: &str = "aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))";
 
 fn layer_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let shape = ctx.int_list(1)?;
-    let eps = ctx.double(4)? as f32;
-    let ([x, w, b], [mut out, mut mean_out, mut rstd_out]) = ctx.io([0, 2, 3], [5, 6, 7])?;
-    let x = required(x, 0)?;
+    let shape = ctx.int_list(arg!(LAYER_NORM, normalized_shape))?;
+    let eps = ctx.double(arg!(LAYER_NORM, eps))? as f32;
+    let ([x, w, b], [mut out, mut mean_out, mut rstd_out]) = ctx.io(
+        arg!(LAYER_NORM, [input, weight, bias]),
+        arg!(LAYER_NORM, [out0, out1, out2]),
+    )?;
+    let x = required(x, arg!(LAYER_NORM, input))?;
     f32_only(&x)?;
     let (rank, nd) = (x.shape.rank(), shape.len());
     if nd == 0 || nd > rank {
@@ -252,16 +259,19 @@ fn layer_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// without weight and bias `y = (f32)((x − mean)·rstd)`, otherwise per
 /// channel `scale = rstd·w`, `beta = −scale·mean + b`,
 /// `y = (f32)(scale·x + beta)` (f64); `mean`/`rstd` outputs `[N, group]`.
-pub const NATIVE_GROUP_NORM_OUT: Kernel = op!(
-    "aten::native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
-    group_norm
-);
+pub const NATIVE_GROUP_NORM_OUT: Kernel = op!(GROUP_NORM, group_norm);
+
+const GROUP_NORM: &str = "aten::native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))";
 
 fn group_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (n, c, hxw, g) = (ctx.int(3)?, ctx.int(4)?, ctx.int(5)?, ctx.int(6)?);
-    let eps = ctx.double(7)?;
-    let ([x, w, b], [mut out, mut mean_out, mut rstd_out]) = ctx.io([0, 1, 2], [8, 9, 10])?;
-    let x = required(x, 0)?;
+    let [n, c, hxw, g] = arg!(GROUP_NORM, [N, C, HxW, group]);
+    let (n, c, hxw, g) = (ctx.int(n)?, ctx.int(c)?, ctx.int(hxw)?, ctx.int(g)?);
+    let eps = ctx.double(arg!(GROUP_NORM, eps))?;
+    let ([x, w, b], [mut out, mut mean_out, mut rstd_out]) = ctx.io(
+        arg!(GROUP_NORM, [input, weight, bias]),
+        arg!(GROUP_NORM, [out0, out1, out2]),
+    )?;
+    let x = required(x, arg!(GROUP_NORM, input))?;
     f32_only(&x)?;
     let as_usize = |v: i64| usize::try_from(v).map_err(|_| bad("group_norm size"));
     let (n, c, hxw) = (as_usize(n)?, as_usize(c)?, as_usize(hxw)?);

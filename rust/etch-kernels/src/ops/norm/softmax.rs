@@ -2,7 +2,7 @@
 //! one dimension with the reduction walk of [`crate::ops::reduce`].
 
 use etch_runtime::context::required;
-use etch_runtime::{op, Kernel, KernelContext, Result, ScalarType};
+use etch_runtime::{arg, op, Kernel, KernelContext, Result, ScalarType};
 
 use crate::ops::bad;
 use crate::ops::reduce::{bad_dtype, for_each_slice, normalize_dim};
@@ -43,13 +43,15 @@ fn softmax_slice(
     Ok(())
 }
 
-fn softmax_out(ctx: &mut KernelContext<'_, '_>, log: bool) -> Result<()> {
-    let dim = ctx.int(1)?;
-    if ctx.bool(2)? {
+/// `args`: the positions of `self`, `dim`, `half_to_float` and `out`.
+fn softmax_out(ctx: &mut KernelContext<'_, '_>, args: [usize; 4], log: bool) -> Result<()> {
+    let [x_arg, dim_arg, half_arg, out_arg] = args;
+    let dim = ctx.int(dim_arg)?;
+    if ctx.bool(half_arg)? {
         return Err(bad("softmax half_to_float"));
     }
-    let ([x], [mut out]) = ctx.io([0], [3])?;
-    let x = required(x, 0)?;
+    let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     if x.dtype != out.dtype
         || x.shape.sizes() != out.shape.sizes()
         || !x.shape.memory_order_matches(out.shape.dim_order())
@@ -73,7 +75,7 @@ fn softmax_out(ctx: &mut KernelContext<'_, '_>, log: bool) -> Result<()> {
 /// out)`, f32, any dim and dim order: portable `op_softmax.cpp`.
 pub const SOFTMAX_OUT: Kernel = op!(
     "aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| softmax_out(ctx, false)
+    |ctx| softmax_out(ctx, arg!(SCHEMA, [self, dim, half_to_float, out]), false)
 );
 
 /// `_log_softmax.out(Tensor self, int dim, bool half_to_float, *,
@@ -81,5 +83,5 @@ pub const SOFTMAX_OUT: Kernel = op!(
 /// registers the optimized `_log_softmax` instead (vectorized sums).
 pub const LOG_SOFTMAX_OUT: Kernel = op!(
     "aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| softmax_out(ctx, true)
+    |ctx| softmax_out(ctx, arg!(SCHEMA, [self, dim, half_to_float, out]), true)
 );

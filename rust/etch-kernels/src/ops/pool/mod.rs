@@ -7,7 +7,7 @@ use crate::ops::reduce::bad_dtype;
 use etch_runtime::context::required;
 #[allow(unused_imports)] // used only under dtype features
 use etch_runtime::ScalarType;
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{arg, op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 /// The kernels of this family the build selected (`op-*` features, all
 /// of them with `pool-ops`).
@@ -44,20 +44,25 @@ fn at4(strides: &[usize], n: usize, c: usize, y: usize, x: usize) -> usize {
 /// the sum, later ones are added in row-major window order; then
 /// `sum / count` (count includes the padding clipped to `in + pad` when
 /// `count_include_pad`) or `sum / divisor_override`.
-pub const AVG_POOL2D_OUT: Kernel = op!(
-    "aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)",
-    avg_pool2d_out
-);
+pub const AVG_POOL2D_OUT: Kernel = op!(AVG_POOL2D, avg_pool2d_out);
+
+const AVG_POOL2D: &str = "aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (kernel, stride, padding) = (ctx.int_list(1)?, ctx.int_list(2)?, ctx.int_list(3)?);
-    let include_pad = ctx.bool(5)?;
-    let divisor = ctx.opt_int(6)?;
+    const S: &str = AVG_POOL2D;
+    let [kernel, stride, padding] = arg!(S, [kernel_size, stride, padding]);
+    let (kernel, stride, padding) = (
+        ctx.int_list(kernel)?,
+        ctx.int_list(stride)?,
+        ctx.int_list(padding)?,
+    );
+    let include_pad = ctx.bool(arg!(S, count_include_pad))?;
+    let divisor = ctx.opt_int(arg!(S, divisor_override))?;
     let (kh, kw) = (val_at(&kernel, 0, 1), val_at(&kernel, 1, 1));
     let (sh, sw) = (val_at(&stride, 0, kh), val_at(&stride, 1, kw));
     let (ph, pw) = (val_at(&padding, 0, 0), val_at(&padding, 1, 0));
-    let ([x], [mut out]) = ctx.io([0], [7])?;
-    let x = required(x, 0)?;
+    let ([x], [mut out]) = ctx.io(arg!(S, [self]), arg!(S, [out]))?;
+    let x = required(x, arg!(S, self))?;
     if x.shape.rank() != 4
         || out.shape.rank() != 4
         || !x.shape.is_contiguous()
@@ -142,12 +147,13 @@ fn avg_pool2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False,
 /// *, Tensor(a!) out, Tensor(b!) indices)`: the first maximum of each window
 /// (NaN wins), its index `h·W + w` in the input plane.
-pub const MAX_POOL2D_WITH_INDICES_OUT: Kernel = op!(
-    "aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
-    max_pool2d_with_indices_out
-);
+pub const MAX_POOL2D_WITH_INDICES_OUT: Kernel =
+    op!(MAX_POOL2D_WITH_INDICES, max_pool2d_with_indices_out);
+
+const MAX_POOL2D_WITH_INDICES: &str = "aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))";
 
 fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    const S: &str = MAX_POOL2D_WITH_INDICES;
     let l = |ctx: &KernelContext<'_, '_>, i: usize, d: i64| -> Result<(i64, i64)> {
         let v = ctx.int_list(i)?;
         let s = v.as_slice();
@@ -157,24 +163,24 @@ fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
             [a, b, ..] => (*a, *b),
         })
     };
-    let (kh, kw) = l(ctx, 1, 1)?;
+    let (kh, kw) = l(ctx, arg!(S, kernel_size), 1)?;
     let (sh, sw) = {
-        let s = l(ctx, 2, 0)?;
+        let s = l(ctx, arg!(S, stride), 0)?;
         if s == (0, 0) {
             (kh, kw)
         } else {
             s
         }
     };
-    let (ph, pw) = l(ctx, 3, 0)?;
-    let (dh, dw) = l(ctx, 4, 1)?;
+    let (ph, pw) = l(ctx, arg!(S, padding), 0)?;
+    let (dh, dw) = l(ctx, arg!(S, dilation), 1)?;
     // Upstream's `check_max_pool2d_with_indices_args`: positive kernel,
     // stride and dilation, non-negative padding.
     if kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0 || ph < 0 || pw < 0 {
         return Err(bad("max_pool2d parameters"));
     }
-    let ([x], [mut out, mut idx]) = ctx.io([0], [6, 7])?;
-    let x = required(x, 0)?;
+    let ([x], [mut out, mut idx]) = ctx.io(arg!(S, [self]), arg!(S, [out, indices]))?;
+    let x = required(x, arg!(S, self))?;
     if x.shape.rank() != 4
         || !x.shape.is_contiguous()
         || !out.shape.is_contiguous()
@@ -249,9 +255,9 @@ fn max_pool2d_with_indices_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 pub const ADAPTIVE_AVG_POOL2D_OUT: Kernel = op!(
     "aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let size = ctx.int_list(1)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        let x = required(x, 0)?;
+        let size = ctx.int_list(arg!(SCHEMA, output_size))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let rank = x.shape.rank();
         let [oh, ow] = *size.as_slice() else {
             return Err(bad("adaptive_avg_pool2d output_size"));

@@ -4,7 +4,7 @@
 //! method writes at run time (sizes read by `sym_size` flow through them
 //! into `et_view` and the `SymInt[]` arguments of other kernels).
 
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ValueKind};
+use etch_runtime::{arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ValueKind};
 
 use super::dynamic;
 
@@ -66,19 +66,19 @@ fn bad(what: &'static str, i: usize) -> Error {
 /// the input's data, its sizes the list's current values (one `-1`
 /// inferred), resized as a bounded dynamic tensor when the method has them.
 #[allow(dead_code)]
-pub const ET_VIEW: Kernel = op!(
-    "executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor",
-    et_view
-);
+pub const ET_VIEW: Kernel = op!(ET_VIEW_SCHEMA, et_view);
+
+const ET_VIEW_SCHEMA: &str = "executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor";
 
 fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (in_dtype, in_shape) = ctx.tensor_info(0)?;
+    const S: &str = ET_VIEW_SCHEMA;
+    let (in_dtype, in_shape) = ctx.tensor_info(arg!(S, self))?;
     let (contiguous, numel) = (in_shape.is_contiguous(), in_shape.numel());
     if ctx.has_dynamic_shapes() {
-        let sizes = dynamic::view_sizes(ctx, 1, numel)?;
-        dynamic::resize(ctx, 2, &sizes)?;
+        let sizes = dynamic::view_sizes(ctx, arg!(S, size), numel)?;
+        dynamic::resize(ctx, arg!(S, return), &sizes)?;
     }
-    let (out_dtype, out_shape) = ctx.tensor_info(2)?;
+    let (out_dtype, out_shape) = ctx.tensor_info(arg!(S, return))?;
     if in_dtype != out_dtype || numel != out_shape.numel() || !contiguous {
         return Err(Error::new(
             ErrorCode::InvalidArgument,
@@ -86,19 +86,19 @@ fn et_view(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
             0,
         ));
     }
-    ctx.alias(2, 0)
+    ctx.alias(arg!(S, return), arg!(S, self))
 }
 
 /// `aten::sym_size.int(Tensor self, int dim) -> SymInt`: the current size.
 #[allow(dead_code)]
-pub const SYM_SIZE_INT: Kernel = op!(
-    "aten::sym_size.int(Tensor self, int dim) -> SymInt",
-    sym_size_int
-);
+pub const SYM_SIZE_INT: Kernel = op!(SYM_SIZE, sym_size_int);
+
+const SYM_SIZE: &str = "aten::sym_size.int(Tensor self, int dim) -> SymInt";
 
 fn sym_size_int(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (_, shape) = ctx.tensor_info(0)?;
-    let dim = ctx.int(1)?;
+    const S: &str = SYM_SIZE;
+    let (_, shape) = ctx.tensor_info(arg!(S, self))?;
+    let dim = ctx.int(arg!(S, dim))?;
     let rank = shape.rank() as i64;
     let d = if dim < 0 { dim + rank } else { dim };
     if !(0..rank).contains(&d) {
@@ -109,14 +109,14 @@ fn sym_size_int(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         ));
     }
     let size = shape.size(d as isize) as i64;
-    ctx.set_int(2, size)
+    ctx.set_int(arg!(S, return), size)
 }
 
 /// `aten::sym_numel(Tensor self) -> SymInt`: the current element count.
 #[allow(dead_code)]
 pub const SYM_NUMEL: Kernel = op!("aten::sym_numel.default(Tensor self) -> SymInt", |ctx| {
-    let n = ctx.tensor_info(0)?.1.numel() as i64;
-    ctx.set_int(1, n)
+    let n = ctx.tensor_info(arg!(SCHEMA, self))?.1.numel() as i64;
+    ctx.set_int(arg!(SCHEMA, return), n)
 });
 
 /// A scalar argument of a prim op.
@@ -176,37 +176,44 @@ fn floordiv(a: i64, b: i64) -> Option<i64> {
 
 /// `Scalar a, Scalar b -> Scalar`: Int op Int is an Int, anything else a
 /// Double (`ALGEBRA_ET_PRIM_OP`).
+/// `args`: the positions of `a`, `b` and the result.
 fn binary(
     ctx: &mut KernelContext<'_, '_>,
+    args: [usize; 3],
     fi: fn(i64, i64) -> Option<i64>,
     fd: fn(f64, f64) -> f64,
 ) -> Result<()> {
-    let r = match (get(ctx, 0)?, get(ctx, 1)?) {
+    let [a, b, result] = args;
+    let r = match (get(ctx, a)?, get(ctx, b)?) {
         (S::I(a), S::I(b)) => int(fi(a, b))?,
         (a, b) => S::D(fd(a.f(), b.f())),
     };
-    put(ctx, 2, r)
+    put(ctx, result, r)
 }
 
-/// `Scalar a, Scalar b -> bool`.
+/// `Scalar a, Scalar b -> bool`; `args`: the positions of `a`, `b` and the
+/// result.
 fn compare(
     ctx: &mut KernelContext<'_, '_>,
+    args: [usize; 3],
     fi: fn(&i64, &i64) -> bool,
     fd: fn(&f64, &f64) -> bool,
 ) -> Result<()> {
-    let r = match (get(ctx, 0)?, get(ctx, 1)?) {
+    let [a, b, result] = args;
+    let r = match (get(ctx, a)?, get(ctx, b)?) {
         (S::I(a), S::I(b)) => fi(&a, &b),
         (S::B(a), S::B(b)) => fi(&(a as i64), &(b as i64)),
         (a, b) => fd(&a.f(), &b.f()),
     };
-    put(ctx, 2, S::B(r))
+    put(ctx, result, S::B(r))
 }
 
 /// `Scalar a -> Scalar` rounding a Double to an Int (`ceil`, `round`,
 /// `trunc`); an Int stays as it is. Out of the Int range:
-/// `InvalidArgument`.
-fn to_int(ctx: &mut KernelContext<'_, '_>, f: fn(f64) -> f64) -> Result<()> {
-    let r = match get(ctx, 0)? {
+/// `InvalidArgument`. `args`: the positions of `a` and the result.
+fn to_int(ctx: &mut KernelContext<'_, '_>, args: [usize; 2], f: fn(f64) -> f64) -> Result<()> {
+    let [a, result] = args;
+    let r = match get(ctx, a)? {
         S::D(d) => {
             let v = f(d);
             if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
@@ -217,13 +224,15 @@ fn to_int(ctx: &mut KernelContext<'_, '_>, f: fn(f64) -> f64) -> Result<()> {
         S::B(b) => S::I(b as i64),
         i => i,
     };
-    put(ctx, 1, r)
+    put(ctx, result, r)
 }
 
 macro_rules! prim_binary {
     ($name:ident, $schema:literal, $fi:expr, $fd:expr) => {
         #[allow(dead_code)]
-        pub const $name: Kernel = op!($schema, |ctx| binary(ctx, $fi, $fd));
+        pub const $name: Kernel = op!($schema, |ctx| {
+            binary(ctx, arg!(SCHEMA, [a, b, return]), $fi, $fd)
+        });
     };
 }
 
@@ -269,8 +278,11 @@ prim_binary!(
 pub const TRUEDIV_SCALAR: Kernel = op!(
     "executorch_prim::truediv.Scalar(Scalar a, Scalar b) -> Scalar",
     |ctx| {
-        let (a, b) = (get(ctx, 0)?.f(), get(ctx, 1)?.f());
-        put(ctx, 2, S::D(a / b))
+        let (a, b) = (
+            get(ctx, arg!(SCHEMA, a))?.f(),
+            get(ctx, arg!(SCHEMA, b))?.f(),
+        );
+        put(ctx, arg!(SCHEMA, return), S::D(a / b))
     }
 );
 
@@ -279,19 +291,21 @@ pub const TRUEDIV_SCALAR: Kernel = op!(
 pub const MOD_SCALAR: Kernel = op!(
     "executorch_prim::mod.Scalar(SymInt a, SymInt b) -> SymInt",
     |ctx| {
-        let r = int(ctx.int(0)?.checked_rem(ctx.int(1)?))?;
-        put(ctx, 2, r)
+        let r = int(ctx
+            .int(arg!(SCHEMA, a))?
+            .checked_rem(ctx.int(arg!(SCHEMA, b))?))?;
+        put(ctx, arg!(SCHEMA, return), r)
     }
 );
 
 /// `neg.Scalar`.
 #[allow(dead_code)]
 pub const NEG_SCALAR: Kernel = op!("executorch_prim::neg.Scalar(Scalar a) -> Scalar", |ctx| {
-    let r = match get(ctx, 0)? {
+    let r = match get(ctx, arg!(SCHEMA, a))? {
         S::I(a) => int(a.checked_neg())?,
         a => S::D(-a.f()),
     };
-    put(ctx, 1, r)
+    put(ctx, arg!(SCHEMA, return), r)
 });
 
 /// `sym_float.Scalar`: a Double.
@@ -299,8 +313,8 @@ pub const NEG_SCALAR: Kernel = op!("executorch_prim::neg.Scalar(Scalar a) -> Sca
 pub const SYM_FLOAT_SCALAR: Kernel = op!(
     "executorch_prim::sym_float.Scalar(Scalar a) -> Scalar",
     |ctx| {
-        let a = get(ctx, 0)?.f();
-        put(ctx, 1, S::D(a))
+        let a = get(ctx, arg!(SCHEMA, a))?.f();
+        put(ctx, arg!(SCHEMA, return), S::D(a))
     }
 );
 
@@ -308,28 +322,30 @@ pub const SYM_FLOAT_SCALAR: Kernel = op!(
 #[allow(dead_code)]
 pub const SYM_NOT_SCALAR: Kernel =
     op!("executorch_prim::sym_not.Scalar(Scalar a) -> bool", |ctx| {
-        let a = get(ctx, 0)?.f();
-        put(ctx, 1, S::B(a == 0.0))
+        let a = get(ctx, arg!(SCHEMA, a))?.f();
+        put(ctx, arg!(SCHEMA, return), S::B(a == 0.0))
     });
 
 #[allow(dead_code)]
 pub const CEIL_SCALAR: Kernel = op!("executorch_prim::ceil.Scalar(Scalar a) -> Scalar", |ctx| {
-    to_int(ctx, libm::ceil)
+    to_int(ctx, arg!(SCHEMA, [a, return]), libm::ceil)
 });
 /// `round.Scalar`: halves to even, as Python's `round`.
 #[allow(dead_code)]
 pub const ROUND_SCALAR: Kernel = op!("executorch_prim::round.Scalar(Scalar a) -> Scalar", |ctx| {
-    to_int(ctx, libm::rint)
+    to_int(ctx, arg!(SCHEMA, [a, return]), libm::rint)
 });
 #[allow(dead_code)]
 pub const TRUNC_SCALAR: Kernel = op!("executorch_prim::trunc.Scalar(Scalar a) -> Scalar", |ctx| {
-    to_int(ctx, libm::trunc)
+    to_int(ctx, arg!(SCHEMA, [a, return]), libm::trunc)
 });
 
 macro_rules! prim_compare {
     ($name:ident, $schema:literal, $f:ident) => {
         #[allow(dead_code)]
-        pub const $name: Kernel = op!($schema, |ctx| compare(ctx, i64::$f, f64::$f));
+        pub const $name: Kernel = op!($schema, |ctx| {
+            compare(ctx, arg!(SCHEMA, [a, b, return]), i64::$f, f64::$f)
+        });
     };
 }
 prim_compare!(

@@ -2,7 +2,7 @@
 //! kernels (`kernels/quantized/cpu/op_quantize.cpp`, `op_dequantize.cpp`).
 
 use etch_runtime::context::required;
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType};
+use etch_runtime::{arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType};
 
 use crate::math::quantize::{quantize_f32, QuantRange};
 
@@ -21,21 +21,21 @@ use crate::ops::bad;
 
 /// `quantize_per_tensor.out(Tensor input, float scale, int zero_point,
 /// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
-pub const QUANTIZE_PER_TENSOR_OUT: Kernel = op!(
-    "quantized_decomposed::quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
-    quantize_per_tensor_out
-);
+pub const QUANTIZE_PER_TENSOR_OUT: Kernel = op!(QUANTIZE_PER_TENSOR, quantize_per_tensor_out);
 
-/// Shared with `cortex_m::quantize_per_tensor.out`, whose scalar path does
-/// the same arithmetic.
+const QUANTIZE_PER_TENSOR: &str = "quantized_decomposed::quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)";
+
+/// Shared with `cortex_m::quantize_per_tensor.out`, whose schema has the
+/// same arguments and whose scalar path does the same arithmetic.
 pub(crate) fn quantize_per_tensor_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let scale = ctx.double(1)?;
-    let zp = ctx.int(2)?;
-    let range = QuantRange::new(ctx.int(3)?, ctx.int(4)?)?;
-    let dtype = ctx.scalar_type(5)?;
-    crate::ops::dynamic::resize_like(ctx, 6, 0)?;
-    let ([x], [mut out]) = ctx.io([0], [6])?;
-    let x = required(x, 0)?;
+    const S: &str = QUANTIZE_PER_TENSOR;
+    let scale = ctx.double(arg!(S, scale))?;
+    let zp = ctx.int(arg!(S, zero_point))?;
+    let range = QuantRange::new(ctx.int(arg!(S, quant_min))?, ctx.int(arg!(S, quant_max))?)?;
+    let dtype = ctx.scalar_type(arg!(S, dtype))?;
+    crate::ops::dynamic::resize_like(ctx, arg!(S, out), arg!(S, input))?;
+    let ([x], [mut out]) = ctx.io(arg!(S, [input]), arg!(S, [out]))?;
+    let x = required(x, arg!(S, input))?;
     if out.dtype != dtype || x.numel() != out.numel() {
         return Err(bad("quantize output dtype or size"));
     }
@@ -112,18 +112,22 @@ impl IntElements<'_> {
 /// `dequantize_per_tensor.out(Tensor input, float scale, int zero_point,
 /// int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype,
 /// Tensor(a!) out)`: `out = (float)(q - zp) * (float)scale`.
-pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
-    "quantized_decomposed::dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| dequantize_per_tensor(ctx, 7)
-);
+pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(DEQUANTIZE_PER_TENSOR, |ctx| {
+    dequantize_per_tensor(ctx, arg!(DEQUANTIZE_PER_TENSOR, out))
+});
 
-/// Shared with `cortex_m::dequantize_per_tensor.out` (out at argument 6).
+const DEQUANTIZE_PER_TENSOR: &str = "quantized_decomposed::dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)";
+
+/// Shared with `cortex_m::dequantize_per_tensor.out`, whose schema has the
+/// same arguments before `out` (and no `out_dtype`).
 pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
-    let scale = ctx.double(1)? as f32;
-    let zp = i32::try_from(ctx.int(2)?).map_err(|_| bad("zero point out of range"))?;
-    crate::ops::dynamic::resize_like(ctx, out_arg, 0)?;
-    let ([x], [mut out]) = ctx.io([0], [out_arg])?;
-    let x = required(x, 0)?;
+    const S: &str = DEQUANTIZE_PER_TENSOR;
+    let [x_arg, scale_arg, zp_arg] = arg!(S, [input, scale, zero_point]);
+    let scale = ctx.double(scale_arg)? as f32;
+    let zp = i32::try_from(ctx.int(zp_arg)?).map_err(|_| bad("zero point out of range"))?;
+    crate::ops::dynamic::resize_like(ctx, out_arg, x_arg)?;
+    let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     if x.numel() != out.numel() {
         return Err(bad("dequantize output size"));
     }
@@ -139,15 +143,20 @@ pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: us
 /// zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *,
 /// ScalarType? out_dtype, Tensor(a!) out)`: per channel along `axis`,
 /// `(float)(q - zp[c]) * (float)scales[c]` (zero points read as int64).
-pub const DEQUANTIZE_PER_CHANNEL_OUT: Kernel = op!(
-    "quantized_decomposed::dequantize_per_channel.out(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
-    dequantize_per_channel_out
-);
+pub const DEQUANTIZE_PER_CHANNEL_OUT: Kernel =
+    op!(DEQUANTIZE_PER_CHANNEL, dequantize_per_channel_out);
+
+const DEQUANTIZE_PER_CHANNEL: &str = "quantized_decomposed::dequantize_per_channel.out(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)";
 
 fn dequantize_per_channel_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let axis = ctx.int(3)?;
-    let ([x, scales, zps], [mut out]) = ctx.io([0, 1, 2], [8])?;
-    let (x, scales) = (required(x, 0)?, required(scales, 1)?);
+    const S: &str = DEQUANTIZE_PER_CHANNEL;
+    let axis = ctx.int(arg!(S, axis))?;
+    let ([x, scales, zps], [mut out]) =
+        ctx.io(arg!(S, [input, scales, zero_points]), arg!(S, [out]))?;
+    let (x, scales) = (
+        required(x, arg!(S, input))?,
+        required(scales, arg!(S, scales))?,
+    );
     let rank = x.shape.rank() as i64;
     let axis = if axis < 0 { axis + rank } else { axis };
     if !(0..rank).contains(&axis)

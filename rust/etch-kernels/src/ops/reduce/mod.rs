@@ -18,7 +18,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::{
-    op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, Shape, TensorView,
+    arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, Shape, TensorView,
 };
 
 use super::dtype::real::{self as num, Real};
@@ -161,11 +161,11 @@ fn sum_plan(
 pub const SUM_INTLIST_OUT: Kernel = op!(
     "aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dims = opt_dims(ctx, 1)?;
-        let keepdim = ctx.bool(2)?;
-        let dtype = opt_scalar_type(ctx, 3)?;
-        let ([x], [out]) = ctx.io([0], [4])?;
-        let x = required(x, 0)?;
+        let dims = opt_dims(ctx, arg!(SCHEMA, dim))?;
+        let keepdim = ctx.bool(arg!(SCHEMA, keepdim))?;
+        let dtype = opt_scalar_type(ctx, arg!(SCHEMA, dtype))?;
+        let ([x], [out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let (plan, fast) = sum_plan(
             &x,
             &out.shape,
@@ -187,8 +187,10 @@ pub const SUM_INTLIST_OUT: Kernel = op!(
 pub const MEAN_OUT: Kernel = op!(
     "aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dims = opt_dims(ctx, 1)?;
-        mean(ctx, dims.as_ref().map(|d| d.as_slice()), ctx.bool(2)?, 3)
+        let dims = opt_dims(ctx, arg!(SCHEMA, dim))?;
+        let keepdim = ctx.bool(arg!(SCHEMA, keepdim))?;
+        let dims = dims.as_ref().map(|d| d.as_slice());
+        mean(ctx, dims, keepdim, arg!(SCHEMA, [self, dtype, out]))
     }
 );
 
@@ -196,22 +198,24 @@ pub const MEAN_OUT: Kernel = op!(
 /// out)`: `mean.out` over all dimensions (what `x.mean()` exports to).
 pub const MEAN_DTYPE_OUT: Kernel = op!(
     "aten::mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| mean(ctx, None, false, 1)
+    |ctx| mean(ctx, None, false, arg!(SCHEMA, [self, dtype, out]))
 );
 
+/// `args`: the positions of `self`, `dtype` and `out`.
 fn mean(
     ctx: &mut KernelContext<'_, '_>,
     dims: Option<&[i64]>,
     keepdim: bool,
-    dtype_arg: usize,
+    args: [usize; 3],
 ) -> Result<()> {
+    let [x_arg, dtype_arg, out_arg] = args;
     let dtype = opt_scalar_type(ctx, dtype_arg)?;
     if ctx.has_dynamic_shapes() {
-        let sizes = crate::ops::dynamic::reduced_sizes(ctx, 0, dims, keepdim)?;
-        crate::ops::dynamic::resize(ctx, dtype_arg + 1, &sizes)?;
+        let sizes = crate::ops::dynamic::reduced_sizes(ctx, x_arg, dims, keepdim)?;
+        crate::ops::dynamic::resize(ctx, out_arg, &sizes)?;
     }
-    let ([x], [out]) = ctx.io([0], [dtype_arg + 1])?;
-    let x = required(x, 0)?;
+    let ([x], [out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     // `check_mean_dim_args`: a float dtype, or float input and output.
     let floats = match dtype {
         Some(d) => is_float(d),
@@ -259,11 +263,13 @@ fn amax_amin<T: Real>(plan: &ReducePlan, x: &[T], out: &mut [T], max: bool) -> R
     Ok(())
 }
 
-fn amax_amin_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
-    let dims = ctx.int_list(1)?;
-    let keepdim = ctx.bool(2)?;
-    let ([x], [out]) = ctx.io([0], [3])?;
-    let x = required(x, 0)?;
+/// `args`: the positions of `self`, `dim`, `keepdim` and `out`.
+fn amax_amin_out(ctx: &mut KernelContext<'_, '_>, args: [usize; 4], max: bool) -> Result<()> {
+    let [x_arg, dim_arg, keepdim_arg, out_arg] = args;
+    let dims = ctx.int_list(dim_arg)?;
+    let keepdim = ctx.bool(keepdim_arg)?;
+    let ([x], [out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     if x.dtype != out.dtype {
         return Err(bad("amax/amin output dtype"));
     }
@@ -282,14 +288,14 @@ fn amax_amin_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
 /// Tensor(a!) out)`: portable `op_amax.cpp`.
 pub const AMAX_OUT: Kernel = op!(
     "aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| amax_amin_out(ctx, true)
+    |ctx| amax_amin_out(ctx, arg!(SCHEMA, [self, dim, keepdim, out]), true)
 );
 
 /// `amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *,
 /// Tensor(a!) out)`: portable `op_amin.cpp`.
 pub const AMIN_OUT: Kernel = op!(
     "aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| amax_amin_out(ctx, false)
+    |ctx| amax_amin_out(ctx, arg!(SCHEMA, [self, dim, keepdim, out]), false)
 );
 
 // ------------------------------------- argmax, argmin, max.dim, min.dim
@@ -327,11 +333,13 @@ fn arg_extreme<T: Real>(
     Ok(())
 }
 
-fn argmax_argmin_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
-    let dim = ctx.opt_int(1)?;
-    let keepdim = ctx.bool(2)?;
-    let ([x], [out]) = ctx.io([0], [3])?;
-    let x = required(x, 0)?;
+/// `args`: the positions of `self`, `dim`, `keepdim` and `out`.
+fn argmax_argmin_out(ctx: &mut KernelContext<'_, '_>, args: [usize; 4], max: bool) -> Result<()> {
+    let [x_arg, dim_arg, keepdim_arg, out_arg] = args;
+    let dim = ctx.opt_int(dim_arg)?;
+    let keepdim = ctx.bool(keepdim_arg)?;
+    let ([x], [out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     if out.dtype != ScalarType::LONG {
         return Err(bad("argmax/argmin output must be Long"));
     }
@@ -358,21 +366,24 @@ fn argmax_argmin_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
 /// Tensor(a!) out)`: portable `op_argmax.cpp`, Long indices.
 pub const ARGMAX_OUT: Kernel = op!(
     "aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| argmax_argmin_out(ctx, true)
+    |ctx| argmax_argmin_out(ctx, arg!(SCHEMA, [self, dim, keepdim, out]), true)
 );
 
 /// `argmin.out(Tensor self, int? dim=None, bool keepdim=False, *,
 /// Tensor(a!) out)`: portable `op_argmin.cpp`, Long indices.
 pub const ARGMIN_OUT: Kernel = op!(
     "aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| argmax_argmin_out(ctx, false)
+    |ctx| argmax_argmin_out(ctx, arg!(SCHEMA, [self, dim, keepdim, out]), false)
 );
 
-fn max_min_dim_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
-    let dim = ctx.int(1)?;
-    let keepdim = ctx.bool(2)?;
-    let ([x], [values, indices]) = ctx.io([0], [3, 4])?;
-    let x = required(x, 0)?;
+/// `args`: the positions of `self`, `dim`, `keepdim` and the two outputs
+/// (`max`, `max_values` or `min`, `min_indices`).
+fn max_min_dim_out(ctx: &mut KernelContext<'_, '_>, args: [usize; 5], max: bool) -> Result<()> {
+    let [x_arg, dim_arg, keepdim_arg, values_arg, indices_arg] = args;
+    let dim = ctx.int(dim_arg)?;
+    let keepdim = ctx.bool(keepdim_arg)?;
+    let ([x], [values, indices]) = ctx.io([x_arg], [values_arg, indices_arg])?;
+    let x = required(x, x_arg)?;
     if values.dtype != x.dtype || indices.dtype != ScalarType::LONG {
         return Err(bad("max/min.dim output dtypes"));
     }
@@ -406,7 +417,7 @@ fn max_min_dim_out(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
 /// portable `op_max.cpp`.
 pub const MAX_DIM_MAX: Kernel = op!(
     "aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
-    |ctx| max_min_dim_out(ctx, true)
+    |ctx| max_min_dim_out(ctx, arg!(SCHEMA, [self, dim, keepdim, max, max_values]), true)
 );
 
 /// `min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min,
@@ -414,7 +425,7 @@ pub const MAX_DIM_MAX: Kernel = op!(
 /// portable `op_min.cpp`.
 pub const MIN_DIM_MIN: Kernel = op!(
     "aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
-    |ctx| max_min_dim_out(ctx, false)
+    |ctx| max_min_dim_out(ctx, arg!(SCHEMA, [self, dim, keepdim, min, min_indices]), false)
 );
 
 // -------------------------------------------------------------------- var
@@ -428,15 +439,15 @@ pub const MIN_DIM_MIN: Kernel = op!(
 pub const VAR_CORRECTION_OUT: Kernel = op!(
     "aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dims = opt_dims(ctx, 1)?;
-        let correction = if ctx.is_null(2)? {
+        let dims = opt_dims(ctx, arg!(SCHEMA, dim))?;
+        let correction = if ctx.is_null(arg!(SCHEMA, correction))? {
             1.0
         } else {
-            ctx.scalar_f64(2)?
+            ctx.scalar_f64(arg!(SCHEMA, correction))?
         };
-        let keepdim = ctx.bool(3)?;
-        let ([x], [mut out]) = ctx.io([0], [4])?;
-        let x = required(x, 0)?;
+        let keepdim = ctx.bool(arg!(SCHEMA, keepdim))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let plan = ReducePlan::new(&x.shape, dims.as_ref().map(|d| d.as_slice()))?;
         plan.check_out(&out.shape, keepdim)?;
         if x.dtype != ScalarType::FLOAT || out.dtype != ScalarType::FLOAT {
@@ -474,10 +485,10 @@ pub const VAR_CORRECTION_OUT: Kernel = op!(
 pub const CUMSUM_OUT: Kernel = op!(
     "aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dim = ctx.int(1)?;
-        let dtype = opt_scalar_type(ctx, 2)?;
-        let ([x], [out]) = ctx.io([0], [3])?;
-        let x = required(x, 0)?;
+        let dim = ctx.int(arg!(SCHEMA, dim))?;
+        let dtype = opt_scalar_type(ctx, arg!(SCHEMA, dtype))?;
+        let ([x], [out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         if dtype.is_some_and(|d| d != out.dtype) {
             return Err(bad("dtype differs from the output's"));
         }
@@ -529,15 +540,17 @@ fn truth(t: &TensorView<'_>) -> Result<num::Load<bool>> {
 }
 
 /// Portable `op_any.cpp`: `out = acc || bool(x)` over the reduced elements
-/// (false when there are none), Bool or Byte output.
+/// (false when there are none), Bool or Byte output. `args`: the positions
+/// of `self` and `out`.
 fn any_out(
     ctx: &mut KernelContext<'_, '_>,
     dims: Option<&[i64]>,
     keepdim: bool,
-    out_arg: usize,
+    args: [usize; 2],
 ) -> Result<()> {
-    let ([x], [out]) = ctx.io([0], [out_arg])?;
-    let x = required(x, 0)?;
+    let [x_arg, out_arg] = args;
+    let ([x], [out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     if out.dtype != ScalarType::BOOL && out.dtype != ScalarType::BYTE {
         return Err(bad_dtype("any output dtype", out.dtype));
     }
@@ -562,8 +575,9 @@ fn any_out(
 pub const ANY_OUT: Kernel = op!(
     "aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dim = [ctx.int(1)?];
-        any_out(ctx, Some(&dim), ctx.bool(2)?, 3)
+        let dim = [ctx.int(arg!(SCHEMA, dim))?];
+        let keepdim = ctx.bool(arg!(SCHEMA, keepdim))?;
+        any_out(ctx, Some(&dim), keepdim, arg!(SCHEMA, [self, out]))
     }
 );
 
@@ -572,15 +586,16 @@ pub const ANY_OUT: Kernel = op!(
 pub const ANY_DIMS_OUT: Kernel = op!(
     "aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dims = opt_dims(ctx, 1)?;
-        any_out(ctx, dims.as_ref().map(|d| d.as_slice()), ctx.bool(2)?, 3)
+        let dims = opt_dims(ctx, arg!(SCHEMA, dim))?;
+        let keepdim = ctx.bool(arg!(SCHEMA, keepdim))?;
+        any_out(ctx, dims.as_ref().map(|d| d.as_slice()), keepdim, arg!(SCHEMA, [self, out]))
     }
 );
 
 /// `any.all_out(Tensor self, *, Tensor(a!) out)`.
 pub const ANY_ALL_OUT: Kernel = op!(
     "aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| any_out(ctx, None, false, 1)
+    |ctx| any_out(ctx, None, false, arg!(SCHEMA, [self, out]))
 );
 
 // ------------------------------------------------------------- pooling

@@ -2,7 +2,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Kernel, KernelContext, Result};
+use etch_runtime::{arg, op, Kernel, KernelContext, Result};
 
 use crate::ops::bad;
 use crate::ops::copy::{
@@ -12,20 +12,20 @@ use crate::ops::copy::{
 
 /// `cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out)`: inputs placed
 /// one after another along `dim`; empty 1-D inputs are skipped as upstream.
-pub const CAT_OUT: Kernel = op!(
-    "aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
-    cat_out
-);
+pub const CAT_OUT: Kernel = op!(CAT, cat_out);
+
+const CAT: &str = "aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let n = ctx.tensor_list_len(0)?;
-    let dim = ctx.int(1)?;
-    let out_value = ctx.value_index(2)?;
+    const S: &str = CAT;
+    let n = ctx.tensor_list_len(arg!(S, tensors))?;
+    let dim = ctx.int(arg!(S, dim))?;
+    let out_value = ctx.value_index(arg!(S, out))?;
     let mut offset = 0usize; // position along `dim`
     for k in 0..n {
-        let v = ctx.tensor_list_item(0, k)?;
+        let v = ctx.tensor_list_item(arg!(S, tensors), k)?;
         let ([x], [out]) = ctx.io_values([Some(v)], [out_value])?;
-        let x = required(x, 0)?;
+        let x = required(x, arg!(S, tensors))?;
         if x.numel() == 0 {
             continue;
         }
@@ -50,15 +50,18 @@ fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 pub const STACK_OUT: Kernel = op!(
     "aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (n, dim) = (ctx.tensor_list_len(0)?, ctx.int(1)?);
-        let out_value = ctx.value_index(2)?;
+        let (n, dim) = (
+            ctx.tensor_list_len(arg!(SCHEMA, tensors))?,
+            ctx.int(arg!(SCHEMA, dim))?,
+        );
+        let out_value = ctx.value_index(arg!(SCHEMA, out))?;
         if n == 0 {
             return Err(bad("stack of no tensors"));
         }
         for k in 0..n {
-            let v = ctx.tensor_list_item(0, k)?;
+            let v = ctx.tensor_list_item(arg!(SCHEMA, tensors), k)?;
             let ([x], [mut out]) = ctx.io_values([Some(v)], [out_value])?;
-            stack_one(&required(x, 0)?, k, n, dim, &mut out)?;
+            stack_one(&required(x, arg!(SCHEMA, tensors))?, k, n, dim, &mut out)?;
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Kernel, Result};
+use etch_runtime::{arg, op, Kernel, Result};
 
 use crate::ops::bad;
 use crate::ops::copy::walk::{copy_walk, signed_strides, sizes_of, Side, MAX_WALK};
@@ -61,17 +61,17 @@ pub(crate) fn constant_pad(
 pub const CONSTANT_PAD_ND_OUT: Kernel = op!(
     "aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let n = ctx.int_list_len(1)?;
+        let n = ctx.int_list_len(arg!(SCHEMA, pad))?;
         let mut pad = [0i64; 2 * MAX_WALK];
         if n > pad.len() {
             return Err(bad("constant_pad_nd pad longer than the rank"));
         }
         for (k, p) in pad.iter_mut().take(n).enumerate() {
-            *p = ctx.int_list_item(1, k)?;
+            *p = ctx.int_list_item(arg!(SCHEMA, pad), k)?;
         }
-        let value = Scalar::read(ctx, 2)?;
-        let ([x], [mut out]) = ctx.io([0], [3])?;
-        constant_pad(&required(x, 0)?, pad.get(..n).unwrap_or(&[]), value, &mut out)
+        let value = Scalar::read(ctx, arg!(SCHEMA, value))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        constant_pad(&required(x, arg!(SCHEMA, self))?, pad.get(..n).unwrap_or(&[]), value, &mut out)
     }
 );
 

@@ -3,7 +3,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Kernel, KernelContext, Result};
+use etch_runtime::{arg, op, Kernel, KernelContext, Result};
 
 use crate::ops::bad;
 use crate::ops::copy::strided as copy;
@@ -15,16 +15,18 @@ use crate::ops::copy::walk::{
 /// SymInt? end=None, SymInt step=1, *, Tensor(a!) out)`: `start` and `end`
 /// clamped as upstream's `adjust_slice_indices`; the output's size along
 /// `dim` must be the slice's length, `ceil((end - start) / step)`.
-pub const SLICE_COPY_TENSOR_OUT: Kernel = op!(
-    "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)",
-    slice_copy
-);
+pub const SLICE_COPY_TENSOR_OUT: Kernel = op!(SLICE_COPY, slice_copy);
+
+const SLICE_COPY: &str = "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (dim, start, step) = (ctx.int(1)?, ctx.opt_int(2)?.unwrap_or(0), ctx.int(4)?);
-    let end = ctx.opt_int(3)?;
-    let ([x], [out]) = ctx.io([0], [5])?;
-    let x = required(x, 0)?;
+    const S: &str = SLICE_COPY;
+    let dim = ctx.int(arg!(S, dim))?;
+    let start = ctx.opt_int(arg!(S, start))?.unwrap_or(0);
+    let step = ctx.int(arg!(S, step))?;
+    let end = ctx.opt_int(arg!(S, end))?;
+    let ([x], [out]) = ctx.io(arg!(S, [self]), arg!(S, [out]))?;
+    let x = required(x, arg!(S, self))?;
     let rank = x.shape.rank() as i64;
     let dim = if dim < 0 { dim + rank } else { dim };
     if !(0..rank).contains(&dim)
@@ -169,9 +171,9 @@ pub fn select(
 pub const SELECT_COPY_INT_OUT: Kernel = op!(
     "aten::select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (dim, index) = (ctx.int(1)?, ctx.int(2)?);
-        let ([x], [mut out]) = ctx.io([0], [3])?;
-        let x = required(x, 0)?;
+        let (dim, index) = (ctx.int(arg!(SCHEMA, dim))?, ctx.int(arg!(SCHEMA, index))?);
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let dim = norm_dim(dim, x.shape.rank())?;
         let index = norm_index(index, x.shape.size(dim as isize))?;
         select(&x, dim, index, &mut out)
@@ -200,9 +202,9 @@ pub(super) fn norm_index(index: i64, size: usize) -> Result<usize> {
 pub const NARROW_COPY_OUT: Kernel = op!(
     "aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (dim, start, length) = (ctx.int(1)?, ctx.int(2)?, ctx.int(3)?);
-        let ([x], [mut out]) = ctx.io([0], [4])?;
-        let x = required(x, 0)?;
+        let (dim, start, length) = (ctx.int(arg!(SCHEMA, dim))?, ctx.int(arg!(SCHEMA, start))?, ctx.int(arg!(SCHEMA, length))?);
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let dim = norm_dim(dim, x.shape.rank())?;
         let size = x.shape.size(dim as isize) as i64;
         if length < 0 || start < -size || start > size {
@@ -213,18 +215,19 @@ pub const NARROW_COPY_OUT: Kernel = op!(
     }
 );
 
-/// Splits input argument 0 along `dim` into the tensors of the `Tensor[]`
-/// argument `out_arg`; `len(k)` gives chunk `k`'s length (checked against
-/// each output's size).
+/// Splits the input along `dim` into the tensors of the `Tensor[]` output;
+/// `args`: the positions of the input (`self`) and the output list (`out`);
+/// `len(k)` gives chunk `k`'s length (checked against each output's size).
 fn split_into(
     ctx: &mut KernelContext<'_, '_>,
+    args: [usize; 2],
     dim: i64,
-    out_arg: usize,
     count: usize,
     len: impl Fn(usize) -> Result<usize>,
 ) -> Result<()> {
-    let x_value = ctx.value_index(0)?;
-    let (_, x_shape) = ctx.tensor_info(0)?;
+    let [x_arg, out_arg] = args;
+    let x_value = ctx.value_index(x_arg)?;
+    let (_, x_shape) = ctx.tensor_info(x_arg)?;
     if x_shape.rank() == 0 {
         return Err(bad("split of a 0-dim tensor"));
     }
@@ -238,7 +241,7 @@ fn split_into(
         let n = len(k)?;
         let v = ctx.tensor_list_item(out_arg, k)?;
         let ([x], [mut out]) = ctx.io_values([Some(x_value)], [v])?;
-        narrow(&required(x, 0)?, dim, start, n, &mut out)?;
+        narrow(&required(x, x_arg)?, dim, start, n, &mut out)?;
         start = start.checked_add(n).ok_or(bad("split sizes overflow"))?;
     }
     if start != dim_size {
@@ -253,10 +256,10 @@ fn split_into(
 pub const SPLIT_WITH_SIZES_COPY_OUT: Kernel = op!(
     "aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()",
     |ctx| {
-        let (count, dim) = (ctx.int_list_len(1)?, ctx.int(2)?);
+        let (count, dim) = (ctx.int_list_len(arg!(SCHEMA, split_sizes))?, ctx.int(arg!(SCHEMA, dim))?);
         // Read each size as it is used: the list may be longer than an IntList.
-        let lens = SplitSizes::read(ctx, count)?;
-        split_into(ctx, dim, 3, count, |k| lens.get(k))
+        let lens = SplitSizes::read(ctx, arg!(SCHEMA, split_sizes), count)?;
+        split_into(ctx, arg!(SCHEMA, [self, out]), dim, count, |k| lens.get(k))
     }
 );
 
@@ -271,13 +274,14 @@ struct SplitSizes {
 const MAX_SPLITS: usize = 64;
 
 impl SplitSizes {
-    fn read(ctx: &KernelContext<'_, '_>, count: usize) -> Result<Self> {
+    /// The first `count` items of the `SymInt[]` argument at `arg`.
+    fn read(ctx: &KernelContext<'_, '_>, arg: usize, count: usize) -> Result<Self> {
         let mut items = [0usize; MAX_SPLITS];
         if count > MAX_SPLITS {
             return Err(bad("more than 64 split outputs"));
         }
         for (k, slot) in items.iter_mut().take(count).enumerate() {
-            *slot = usize::try_from(ctx.int_list_item(1, k)?)
+            *slot = usize::try_from(ctx.int_list_item(arg, k)?)
                 .map_err(|_| bad("negative split size"))?;
         }
         Ok(SplitSizes { items })
@@ -294,8 +298,8 @@ impl SplitSizes {
 pub const SPLIT_COPY_TENSOR_OUT: Kernel = op!(
     "aten::split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()",
     |ctx| {
-        let (split, dim) = (ctx.int(1)?, ctx.int(2)?);
-        let (_, x_shape) = ctx.tensor_info(0)?;
+        let (split, dim) = (ctx.int(arg!(SCHEMA, split_size))?, ctx.int(arg!(SCHEMA, dim))?);
+        let (_, x_shape) = ctx.tensor_info(arg!(SCHEMA, self))?;
         let size = x_shape.size(norm_dim(dim, x_shape.rank().max(1))? as isize);
         let split = usize::try_from(split).map_err(|_| bad("negative split_size"))?;
         if split == 0 && size != 0 {
@@ -306,7 +310,7 @@ pub const SPLIT_COPY_TENSOR_OUT: Kernel = op!(
         } else {
             size.div_ceil(split)
         };
-        split_into(ctx, dim, 3, count, |k| {
+        split_into(ctx, arg!(SCHEMA, [self, out]), dim, count, |k| {
             Ok(split.min(size.saturating_sub(k * split)))
         })
     }
@@ -317,21 +321,21 @@ pub const SPLIT_COPY_TENSOR_OUT: Kernel = op!(
 pub const UNBIND_COPY_INT_OUT: Kernel = op!(
     "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()",
     |ctx| {
-        let dim = ctx.int(1)?;
-        let x_value = ctx.value_index(0)?;
-        let (_, x_shape) = ctx.tensor_info(0)?;
+        let dim = ctx.int(arg!(SCHEMA, dim))?;
+        let x_value = ctx.value_index(arg!(SCHEMA, self))?;
+        let (_, x_shape) = ctx.tensor_info(arg!(SCHEMA, self))?;
         if x_shape.rank() == 0 {
             return Err(bad("unbind of a 0-dim tensor"));
         }
         let dim = norm_dim(dim, x_shape.rank())?;
         let count = x_shape.size(dim as isize);
-        if ctx.tensor_list_len(2)? != count {
+        if ctx.tensor_list_len(arg!(SCHEMA, out))? != count {
             return Err(bad("unbind output count"));
         }
         for k in 0..count {
-            let v = ctx.tensor_list_item(2, k)?;
+            let v = ctx.tensor_list_item(arg!(SCHEMA, out), k)?;
             let ([x], [mut out]) = ctx.io_values([Some(x_value)], [v])?;
-            select(&required(x, 0)?, dim, k, &mut out)?;
+            select(&required(x, arg!(SCHEMA, self))?, dim, k, &mut out)?;
         }
         Ok(())
     }

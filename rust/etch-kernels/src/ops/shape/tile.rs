@@ -3,7 +3,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Kernel, Result};
+use etch_runtime::{arg, op, Kernel, Result};
 
 use super::slice::move_into;
 use crate::ops::bad;
@@ -64,9 +64,13 @@ fn set<T>(a: &mut [T], k: usize, v: T) {
 pub const REPEAT_OUT: Kernel = op!(
     "aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let repeats = ctx.int_list(1)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        repeat(&required(x, 0)?, repeats.as_slice(), &mut out)
+        let repeats = ctx.int_list(arg!(SCHEMA, repeats))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        repeat(
+            &required(x, arg!(SCHEMA, self))?,
+            repeats.as_slice(),
+            &mut out,
+        )
     }
 );
 
@@ -114,9 +118,9 @@ pub fn flip(x: &TensorView<'_>, dims: &[i64], out: &mut TensorViewMut<'_>) -> Re
 pub const FLIP_OUT: Kernel = op!(
     "aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dims = ctx.int_list(1)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        flip(&required(x, 0)?, dims.as_slice(), &mut out)
+        let dims = ctx.int_list(arg!(SCHEMA, dims))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        flip(&required(x, arg!(SCHEMA, self))?, dims.as_slice(), &mut out)
     }
 );
 
@@ -195,9 +199,9 @@ pub fn roll(
 pub const ROLL_OUT: Kernel = op!(
     "aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (shifts, dims) = (ctx.int_list(1)?, ctx.int_list(2)?);
-        let ([x], [mut out]) = ctx.io([0], [3])?;
-        roll(&required(x, 0)?, shifts.as_slice(), dims.as_slice(), &mut out)
+        let (shifts, dims) = (ctx.int_list(arg!(SCHEMA, shifts))?, ctx.int_list(arg!(SCHEMA, dims))?);
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        roll(&required(x, arg!(SCHEMA, self))?, shifts.as_slice(), dims.as_slice(), &mut out)
     }
 );
 
@@ -284,9 +288,9 @@ pub fn pixel_shuffle(
 pub const PIXEL_SHUFFLE_OUT: Kernel = op!(
     "aten::pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let r = ctx.int(1)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        pixel_shuffle(&required(x, 0)?, r, false, &mut out)
+        let r = ctx.int(arg!(SCHEMA, upscale_factor))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        pixel_shuffle(&required(x, arg!(SCHEMA, self))?, r, false, &mut out)
     }
 );
 
@@ -294,8 +298,8 @@ pub const PIXEL_SHUFFLE_OUT: Kernel = op!(
 pub const PIXEL_UNSHUFFLE_OUT: Kernel = op!(
     "aten::pixel_unshuffle.out(Tensor self, int downscale_factor, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let r = ctx.int(1)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        pixel_shuffle(&required(x, 0)?, r, true, &mut out)
+        let r = ctx.int(arg!(SCHEMA, downscale_factor))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        pixel_shuffle(&required(x, arg!(SCHEMA, self))?, r, true, &mut out)
     }
 );

@@ -4,7 +4,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Error, ErrorCode, Kernel, KernelContext, Result};
+use etch_runtime::{arg, op, Error, ErrorCode, Kernel, KernelContext, Result};
 
 use super::slice::move_into;
 use crate::ops::bad;
@@ -18,20 +18,20 @@ use crate::ops::dynamic::{self, Sizes};
 pub const PERMUTE_COPY_OUT: Kernel = op!(
     "aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let dims = ctx.int_list(1)?;
+        let dims = ctx.int_list(arg!(SCHEMA, dims))?;
         if ctx.has_dynamic_shapes() {
             // out.size(i) = self.size(dims[i]).
-            let (x, mut sizes) = (Sizes::of(ctx, 0)?, Sizes::new());
+            let (x, mut sizes) = (Sizes::of(ctx, arg!(SCHEMA, self))?, Sizes::new());
             let rank = x.as_slice().len() as i64;
             for &d in dims.as_slice() {
                 let d = if d < 0 { d + rank } else { d };
                 let s = usize::try_from(d).ok().and_then(|d| x.as_slice().get(d));
                 sizes.push(*s.ok_or(bad("permute dims"))?)?;
             }
-            dynamic::resize(ctx, 2, &sizes)?;
+            dynamic::resize(ctx, arg!(SCHEMA, out), &sizes)?;
         }
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        copy::permute(&required(x, 0)?, dims.as_slice(), &mut out)
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        copy::permute(&required(x, arg!(SCHEMA, self))?, dims.as_slice(), &mut out)
     }
 );
 
@@ -41,12 +41,12 @@ pub const VIEW_COPY_OUT: Kernel = op!(
     "aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         if ctx.has_dynamic_shapes() {
-            let numel = ctx.tensor_info(0)?.1.numel();
-            let sizes = dynamic::view_sizes(ctx, 1, numel)?;
-            dynamic::resize(ctx, 2, &sizes)?;
+            let numel = ctx.tensor_info(arg!(SCHEMA, self))?.1.numel();
+            let sizes = dynamic::view_sizes(ctx, arg!(SCHEMA, size), numel)?;
+            dynamic::resize(ctx, arg!(SCHEMA, out), &sizes)?;
         }
-        let ([x], [out]) = ctx.io([0], [2])?;
-        let x = required(x, 0)?;
+        let ([x], [out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         if x.dtype != out.dtype || x.numel() != out.numel() {
             return Err(bad("view_copy size or dtype"));
         }
@@ -63,10 +63,12 @@ pub const VIEW_COPY_OUT: Kernel = op!(
 );
 
 /// Copy ops whose output has the input's elements in logical order under
-/// new sizes (`unsqueeze_copy`, `squeeze_copy`): contiguous only.
-fn reshape_copy(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
-    let ([x], [out]) = ctx.io([0], [out_arg])?;
-    let x = required(x, 0)?;
+/// new sizes (`unsqueeze_copy`, `squeeze_copy`): contiguous only. `args`:
+/// the positions of `self` and `out`.
+fn reshape_copy(ctx: &mut KernelContext<'_, '_>, args: [usize; 2]) -> Result<()> {
+    let [x_arg, out_arg] = args;
+    let ([x], [out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     if x.dtype != out.dtype
         || x.numel() != out.numel()
         || !x.shape.is_contiguous()
@@ -81,13 +83,13 @@ fn reshape_copy(ctx: &mut KernelContext<'_, '_>, out_arg: usize) -> Result<()> {
 /// `unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out)`.
 pub const UNSQUEEZE_COPY_OUT: Kernel = op!(
     "aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| reshape_copy(ctx, 2)
+    |ctx| reshape_copy(ctx, arg!(SCHEMA, [self, out]))
 );
 
 /// `squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out)`.
 pub const SQUEEZE_COPY_DIMS_OUT: Kernel = op!(
     "aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| reshape_copy(ctx, 2)
+    |ctx| reshape_copy(ctx, arg!(SCHEMA, [self, out]))
 );
 
 /// `expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False,
@@ -97,7 +99,7 @@ pub const EXPAND_COPY_OUT: Kernel = op!(
     |ctx| {
         if ctx.has_dynamic_shapes() {
             // `size`, -1 keeping self's size (aligned from the end).
-            let (x, list) = (Sizes::of(ctx, 0)?, ctx.int_list(1)?);
+            let (x, list) = (Sizes::of(ctx, arg!(SCHEMA, self))?, ctx.int_list(arg!(SCHEMA, size))?);
             let (x, list) = (x.as_slice(), list.as_slice());
             let mut sizes = Sizes::new();
             for (d, &s) in list.iter().enumerate() {
@@ -108,10 +110,10 @@ pub const EXPAND_COPY_OUT: Kernel = op!(
                     _ => return Err(bad("expand size")),
                 })?;
             }
-            dynamic::resize(ctx, 3, &sizes)?;
+            dynamic::resize(ctx, arg!(SCHEMA, out), &sizes)?;
         }
-        let ([x], [out]) = ctx.io([0], [3])?;
-        let x = required(x, 0)?;
+        let ([x], [out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let strides = crate::ops::elementwise::broadcast_strides(&x.shape, &out.shape)?;
         let elem = x.dtype.element_size().ok_or(bad("unsized dtype"))?;
         let (os, sizes) = (out.shape.strides(), out.shape);
@@ -153,9 +155,9 @@ pub fn transpose(
 pub const TRANSPOSE_COPY_INT_OUT: Kernel = op!(
     "aten::transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (d0, d1) = (ctx.int(1)?, ctx.int(2)?);
-        let ([x], [mut out]) = ctx.io([0], [3])?;
-        let x = required(x, 0)?;
+        let (d0, d1) = (ctx.int(arg!(SCHEMA, dim0))?, ctx.int(arg!(SCHEMA, dim1))?);
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         let r = x.shape.rank().max(1);
         let (d0, d1) = (norm_dim(d0, r)?, norm_dim(d1, r)?);
         transpose(&x, d0, d1, &mut out)
@@ -167,8 +169,8 @@ pub const TRANSPOSE_COPY_INT_OUT: Kernel = op!(
 pub const T_COPY_OUT: Kernel = op!(
     "aten::t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([x], [mut out]) = ctx.io([0], [1])?;
-        let x = required(x, 0)?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         match x.shape.rank() {
             0 | 1 => transpose(&x, 0, 0, &mut out),
             2 => transpose(&x, 0, 1, &mut out),

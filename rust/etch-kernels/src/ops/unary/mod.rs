@@ -18,7 +18,7 @@
 
 use etch_runtime::context::required;
 
-use etch_runtime::{op, Kernel, KernelContext, Result, ScalarType, TensorView, TensorViewMut};
+use etch_runtime::{arg, op, Kernel, KernelContext, Result, ScalarType, TensorView, TensorViewMut};
 
 use super::dtype::{
     checked_scalar, in_range, invalid, is_float, max_override, min_override, opt_scalar_arg,
@@ -111,9 +111,11 @@ fn same_shape_and_dtype(x: &TensorView<'_>, out: &TensorViewMut<'_>) -> Result<(
 /// `unary_ufunc_realhbbf16_to_floathbf16`: `out = OUT(f(float(x)))`, the
 /// output any floating dtype. (A Double input would run the f64 function;
 /// etch has no Double tensors.)
-fn float_fn(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> f32) -> Result<()> {
-    let ([x], [mut out]) = ctx.io([0], [1])?;
-    let x = required(x, 0)?;
+/// `args`: the positions of `self` and `out`.
+fn float_fn(ctx: &mut KernelContext<'_, '_>, args: [usize; 2], f: fn(f32) -> f32) -> Result<()> {
+    let [x_arg, out_arg] = args;
+    let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     same_shape(&x, &out)?;
     if !is_float(out.dtype) {
         return Err(invalid("output must be floating"));
@@ -123,9 +125,11 @@ fn float_fn(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> f32) -> Result<()> {
 
 /// `unary_ufunc_realhbf16`: same shape and dtype (not Bool),
 /// `out = T(f(float(x)))`.
-fn via_f32(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> f32) -> Result<()> {
-    let ([x], [mut out]) = ctx.io([0], [1])?;
-    let x = required(x, 0)?;
+/// `args`: the positions of `self` and `out`.
+fn via_f32(ctx: &mut KernelContext<'_, '_>, args: [usize; 2], f: fn(f32) -> f32) -> Result<()> {
+    let [x_arg, out_arg] = args;
+    let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     same_shape_and_dtype(&x, &out)?;
     if x.dtype == ScalarType::BOOL {
         return Err(invalid("operator does not take Bool"));
@@ -134,13 +138,15 @@ fn via_f32(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> f32) -> Result<()> {
 }
 
 /// Same shape and dtype in and out; `$make` (evaluated once, with `$T` the
-/// element type from the dtype set `$set`) gives the per-element function.
+/// element type from the dtype set `$set`) gives the per-element function;
+/// `$args`: the positions of `self` and `out`.
 macro_rules! same_type {
-    ($ctx:expr, $out:expr, $set:ident, $T:ident => $make:expr) => {{
-        $crate::ops::dynamic::resize_like($ctx, $out, 0)?;
+    ($ctx:expr, $args:expr, $set:ident, $T:ident => $make:expr) => {{
+        let [x_arg, out_arg]: [usize; 2] = $args;
+        $crate::ops::dynamic::resize_like($ctx, out_arg, x_arg)?;
         #[allow(unused_mut)]
-        let ([x], [mut out]) = $ctx.io([0], [$out])?;
-        let x = required(x, 0)?;
+        let ([x], [mut out]) = $ctx.io([x_arg], [out_arg])?;
+        let x = required(x, x_arg)?;
         same_shape_and_dtype(&x, &out)?;
         switch_dtype!($set, x.dtype, $T => {
             let f = $make;
@@ -152,99 +158,103 @@ macro_rules! same_type {
 /// `tanh.out`: `tanhf` (glibc's algorithm, `tanhf.rs`).
 pub const TANH_OUT: Kernel = op!(
     "aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, tanhf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), tanhf)
 );
 
 /// `exp.out`: `expf` (glibc's algorithm, `expf.rs`).
 pub const EXP_OUT: Kernel = op!(
     "aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, expf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), expf)
 );
 
 /// `expm1.out`: `expm1f` (glibc's algorithm, `tanhf.rs`).
 pub const EXPM1_OUT: Kernel = op!(
     "aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, expm1f)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), expm1f)
 );
 
 /// `log.out`: `logf` (glibc's algorithm, `logf.rs`).
 pub const LOG_OUT: Kernel = op!(
     "aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, logf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), logf)
 );
 
 /// `log1p.out`: `log1pf` (glibc's algorithm, `fdlibmf.rs`).
 pub const LOG1P_OUT: Kernel = op!(
     "aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, log1pf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), log1pf)
 );
 
 /// `log2.out`: `log2f` (glibc's algorithm, `logf.rs`).
 pub const LOG2_OUT: Kernel = op!(
     "aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, log2f)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), log2f)
 );
 
 /// `sqrt.out`: `sqrtf` (correctly rounded everywhere).
 pub const SQRT_OUT: Kernel = op!(
     "aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::sqrtf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), libm::sqrtf)
 );
 
 /// `rsqrt.out`: `1.0 / std::sqrt(x)` with a double `1.0`:
 /// `float(1.0 / double(sqrtf(x)))`.
 pub const RSQRT_OUT: Kernel = op!(
     "aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, |x| (1.0 / libm::sqrtf(x) as f64) as f32)
+    |ctx| float_fn(
+        ctx,
+        arg!(SCHEMA, [self, out]),
+        |x| (1.0 / libm::sqrtf(x) as f64) as f32
+    )
 );
 
 /// `reciprocal.out`: `float(1.0 / double(x))`.
 pub const RECIPROCAL_OUT: Kernel = op!(
     "aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, |x| (1.0 / x as f64) as f32)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), |x| (1.0 / x as f64) as f32)
 );
 
 /// `erf.out`: `erff` (glibc's algorithm, `fdlibmf.rs`).
 pub const ERF_OUT: Kernel = op!(
     "aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, erff)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), erff)
 );
 
 /// `sin.out`: `sinf`.
 pub const SIN_OUT: Kernel = op!(
     "aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::sinf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), libm::sinf)
 );
 
 /// `cos.out`: `cosf`.
 pub const COS_OUT: Kernel = op!(
     "aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, libm::cosf)
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), libm::cosf)
 );
 
 /// `floor.out`: `T(floorf(float(x)))`.
 pub const FLOOR_OUT: Kernel = op!(
     "aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| via_f32(ctx, libm::floorf)
+    |ctx| via_f32(ctx, arg!(SCHEMA, [self, out]), libm::floorf)
 );
 
 /// `ceil.out`: `T(ceilf(float(x)))`.
 pub const CEIL_OUT: Kernel = op!(
     "aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| via_f32(ctx, libm::ceilf)
+    |ctx| via_f32(ctx, arg!(SCHEMA, [self, out]), libm::ceilf)
 );
 
 /// `trunc.out`: `T(truncf(float(x)))`.
 pub const TRUNC_OUT: Kernel = op!(
     "aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| via_f32(ctx, libm::truncf)
+    |ctx| via_f32(ctx, arg!(SCHEMA, [self, out]), libm::truncf)
 );
 
 /// `round.out`: integers unchanged; floats round half to even as
 /// `x - floor(x) == 0.5 ? round(x * 0.5) * 2 : round(x)`.
 pub const ROUND_OUT: Kernel = op!(
     "aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| same_type!(ctx, 1, real, T => |v: T| {
+    |ctx| same_type!(ctx, arg!(SCHEMA, [self, out]), real, T => |v: T| {
         if !T::IS_FLOAT {
             return v;
         }
@@ -261,7 +271,7 @@ pub const ROUND_OUT: Kernel = op!(
 /// `sign.out`: Bool copied; NaN kept; else `(x > 0) - (x < 0)`.
 pub const SIGN_OUT: Kernel = op!(
     "aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| same_type!(ctx, 1, realb, T => sign::<T>)
+    |ctx| same_type!(ctx, arg!(SCHEMA, [self, out]), realb, T => sign::<T>)
 );
 
 fn sign<T: Arith>(v: T) -> T {
@@ -276,19 +286,19 @@ fn sign<T: Arith>(v: T) -> T {
 /// MIN wraps to itself).
 pub const ABS_OUT: Kernel = op!(
     "aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| same_type!(ctx, 1, real, T => |v: T| if v < T::zero() { v.neg() } else { v })
+    |ctx| same_type!(ctx, arg!(SCHEMA, [self, out]), real, T => |v: T| if v < T::zero() { v.neg() } else { v })
 );
 
 /// `neg.out`: `-x` (integers wrap).
 pub const NEG_OUT: Kernel = op!(
     "aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| same_type!(ctx, 1, real, T => |v: T| v.neg())
+    |ctx| same_type!(ctx, arg!(SCHEMA, [self, out]), real, T => |v: T| v.neg())
 );
 
 /// `relu.out`: `(isnan(x) || x >= 0) ? x : 0` (so -0.0 stays -0.0).
 pub const RELU_OUT: Kernel = op!(
     "aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| same_type!(ctx, 1, real, T => |v: T| {
+    |ctx| same_type!(ctx, arg!(SCHEMA, [self, out]), real, T => |v: T| {
         if v.is_nan() || v >= T::zero() {
             v
         } else {
@@ -301,17 +311,19 @@ pub const RELU_OUT: Kernel = op!(
 pub const LOGICAL_NOT_OUT: Kernel = op!(
     "aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([x], [mut out]) = ctx.io([0], [1])?;
-        let x = required(x, 0)?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [self]), arg!(SCHEMA, [out]))?;
+        let x = required(x, arg!(SCHEMA, self))?;
         same_shape(&x, &out)?;
         map::<bool, bool, 1>([&x], &mut out, |[v]| !v)
     }
 );
 
 /// `isnan.out` / `isinf.out`: `unary_ufunc_realhbbf16_to_bool`, Bool output.
-fn to_bool(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> bool) -> Result<()> {
-    let ([x], [mut out]) = ctx.io([0], [1])?;
-    let x = required(x, 0)?;
+/// `args`: the positions of `self` and `out`.
+fn to_bool(ctx: &mut KernelContext<'_, '_>, args: [usize; 2], f: fn(f32) -> bool) -> Result<()> {
+    let [x_arg, out_arg] = args;
+    let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+    let x = required(x, x_arg)?;
     same_shape(&x, &out)?;
     if out.dtype != ScalarType::BOOL {
         return Err(invalid("output must be Bool"));
@@ -321,19 +333,19 @@ fn to_bool(ctx: &mut KernelContext<'_, '_>, f: fn(f32) -> bool) -> Result<()> {
 
 pub const ISNAN_OUT: Kernel = op!(
     "aten::isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| to_bool(ctx, f32::is_nan)
+    |ctx| to_bool(ctx, arg!(SCHEMA, [self, out]), f32::is_nan)
 );
 
 pub const ISINF_OUT: Kernel = op!(
     "aten::isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| to_bool(ctx, f32::is_infinite)
+    |ctx| to_bool(ctx, arg!(SCHEMA, [self, out]), f32::is_infinite)
 );
 
 /// `sigmoid.out`: computes in the input's dtype if floating, else f32:
 /// `1 / (1 + expf(-x))`; any floating output.
 pub const SIGMOID_OUT: Kernel = op!(
     "aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| float_fn(ctx, |v| 1.0 / (1.0 + expf(-v)))
+    |ctx| float_fn(ctx, arg!(SCHEMA, [self, out]), |v| 1.0 / (1.0 + expf(-v)))
 );
 
 /// `hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *,
@@ -342,8 +354,8 @@ pub const SIGMOID_OUT: Kernel = op!(
 pub const HARDTANH_OUT: Kernel = op!(
     "aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let (lo, hi) = (scalar_arg(ctx, 1)?, scalar_arg(ctx, 2)?);
-        same_type!(ctx, 3, real, T => {
+        let (lo, hi) = (scalar_arg(ctx, arg!(SCHEMA, min_val))?, scalar_arg(ctx, arg!(SCHEMA, max_val))?);
+        same_type!(ctx, arg!(SCHEMA, [self, out]), real, T => {
             let (lo, hi) = (checked_scalar::<T>(lo)?, checked_scalar::<T>(hi)?);
             move |v: T| min_override(max_override(v, lo), hi)
         })
@@ -354,18 +366,21 @@ pub const HARDTANH_OUT: Kernel = op!(
 /// Tensor(a!) out)`: out's dtype must be the input's promoted with both
 /// scalars (weak); each bound must fit it; then `max_override` with min,
 /// `min_override` with max, in that dtype.
-pub const CLAMP_OUT: Kernel = op!(
-    "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)",
-    clamp_out
-);
+pub const CLAMP_OUT: Kernel = op!(CLAMP, clamp_out);
+
+const CLAMP: &str = "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn clamp_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (lo, hi) = (opt_scalar_arg(ctx, 1)?, opt_scalar_arg(ctx, 2)?);
+    const S: &str = CLAMP;
+    let (lo, hi) = (
+        opt_scalar_arg(ctx, arg!(S, min))?,
+        opt_scalar_arg(ctx, arg!(S, max))?,
+    );
     if lo.is_none() && hi.is_none() {
         return Err(invalid("clamp needs min or max"));
     }
-    let ([x], [mut out]) = ctx.io([0], [3])?;
-    let x = required(x, 0)?;
+    let ([x], [mut out]) = ctx.io(arg!(S, [self]), arg!(S, [out]))?;
+    let x = required(x, arg!(S, self))?;
     same_shape(&x, &out)?;
     let mut common = x.dtype;
     for s in [lo, hi].into_iter().flatten() {
@@ -403,8 +418,8 @@ fn clamp_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 pub const LEAKY_RELU_OUT: Kernel = op!(
     "aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let slope = scalar_arg(ctx, 1)?;
-        same_type!(ctx, 2, float, T => {
+        let slope = scalar_arg(ctx, arg!(SCHEMA, negative_slope))?;
+        same_type!(ctx, arg!(SCHEMA, [self, out]), float, T => {
             let slope = checked_scalar::<T>(slope)?;
             move |v: T| if v >= 0.0 { v } else { v * slope }
         })
@@ -418,12 +433,12 @@ pub const ELU_OUT: Kernel = op!(
     "aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
         let (alpha, scale, input_scale) = (
-            scalar_arg(ctx, 1)?.to_f32(),
-            scalar_arg(ctx, 2)?.to_f32(),
-            scalar_arg(ctx, 3)?.to_f32(),
+            scalar_arg(ctx, arg!(SCHEMA, alpha))?.to_f32(),
+            scalar_arg(ctx, arg!(SCHEMA, scale))?.to_f32(),
+            scalar_arg(ctx, arg!(SCHEMA, input_scale))?.to_f32(),
         );
         let negcoef = alpha * scale;
-        same_type!(ctx, 4, float, T => move |v: T| {
+        same_type!(ctx, arg!(SCHEMA, [self, out]), float, T => move |v: T| {
             if v <= 0.0 {
                 expm1f(v * input_scale) * negcoef
             } else {
@@ -441,12 +456,12 @@ pub const ELU_OUT: Kernel = op!(
 pub const GELU_OUT: Kernel = op!(
     "aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let tanh = match ctx.opt_str(1)? {
+        let tanh = match ctx.opt_str(arg!(SCHEMA, approximate))? {
             Some(b"none") | None => false,
             Some(b"tanh") => true,
             Some(_) => return Err(invalid("gelu approximate must be 'none' or 'tanh'")),
         };
-        same_type!(ctx, 2, float, T => move |x: T| gelu(x, tanh))
+        same_type!(ctx, arg!(SCHEMA, [self, out]), float, T => move |x: T| gelu(x, tanh))
     }
 );
 

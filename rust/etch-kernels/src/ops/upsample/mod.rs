@@ -14,7 +14,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::tensor::{TensorView, TensorViewMut};
-use etch_runtime::{op, Kernel, KernelContext, Result};
+use etch_runtime::{arg, op, Kernel, KernelContext, Result};
 
 use super::copy::walk::{copy_walk, elem_size, signed_strides, Side};
 use super::dtype::{switch_dtype, Dst, Elem, Num, Src};
@@ -106,15 +106,15 @@ pub fn upsample_nearest2d(
 /// float[]? scale_factors, *, Tensor(a!) out)`: exactly one of
 /// `output_size` (2 sizes, equal to out's) and `scale_factors` (2 positive
 /// scales) is given.
-pub const UPSAMPLE_NEAREST2D_VEC_OUT: Kernel = op!(
-    "aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",
-    upsample_nearest2d_out
-);
+pub const UPSAMPLE_NEAREST2D_VEC_OUT: Kernel = op!(UPSAMPLE_NEAREST2D_VEC, upsample_nearest2d_out);
+
+const UPSAMPLE_NEAREST2D_VEC: &str = "aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn upsample_nearest2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let scales = read_size_or_scales(ctx, 1, 2, 3)?;
-    let ([x], [mut out]) = ctx.io([0], [3])?;
-    upsample_nearest2d(&required(x, 0)?, scales, &mut out)
+    const S: &str = UPSAMPLE_NEAREST2D_VEC;
+    let scales = read_size_or_scales(ctx, arg!(S, [output_size, scale_factors, out]))?;
+    let ([x], [mut out]) = ctx.io(arg!(S, [input]), arg!(S, [out]))?;
+    upsample_nearest2d(&required(x, arg!(S, input))?, scales, &mut out)
 }
 
 /// How one output coordinate samples an axis: input indices `i0`, `i1` and
@@ -296,27 +296,33 @@ fn bilinear_typed<T: Elem>(
 /// align_corners, float[]? scale_factors, *, Tensor(a!) out)`: exactly one
 /// of `output_size` (2 positive sizes, equal to out's) and `scale_factors`
 /// (2 positive scales) is given.
-pub const UPSAMPLE_BILINEAR2D_VEC_OUT: Kernel = op!(
-    "aten::upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",
-    upsample_bilinear2d_out
-);
+pub const UPSAMPLE_BILINEAR2D_VEC_OUT: Kernel =
+    op!(UPSAMPLE_BILINEAR2D_VEC, upsample_bilinear2d_out);
+
+const UPSAMPLE_BILINEAR2D_VEC: &str = "aten::upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn upsample_bilinear2d_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let align_corners = ctx.bool(2)?;
-    let scales = read_size_or_scales(ctx, 1, 3, 4)?;
-    let ([x], [mut out]) = ctx.io([0], [4])?;
-    upsample_bilinear2d(&required(x, 0)?, align_corners, scales, &mut out)
+    const S: &str = UPSAMPLE_BILINEAR2D_VEC;
+    let align_corners = ctx.bool(arg!(S, align_corners))?;
+    let scales = read_size_or_scales(ctx, arg!(S, [output_size, scale_factors, out]))?;
+    let ([x], [mut out]) = ctx.io(arg!(S, [input]), arg!(S, [out]))?;
+    upsample_bilinear2d(
+        &required(x, arg!(S, input))?,
+        align_corners,
+        scales,
+        &mut out,
+    )
 }
 
 /// The `output_size` / `scale_factors` pair of the upsample schemas:
 /// exactly one is given; a size must equal out's (H, W), the scales are
-/// returned.
+/// returned. `args`: the positions of `output_size`, `scale_factors` and
+/// `out`.
 fn read_size_or_scales(
     ctx: &KernelContext<'_, '_>,
-    size_arg: usize,
-    scales_arg: usize,
-    out_arg: usize,
+    args: [usize; 3],
 ) -> Result<Option<(f64, f64)>> {
+    let [size_arg, scales_arg, out_arg] = args;
     match (ctx.is_null(size_arg)?, ctx.is_null(scales_arg)?) {
         (false, true) => {
             let size = ctx.int_list(size_arg)?;
