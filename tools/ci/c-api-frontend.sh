@@ -3,7 +3,7 @@
 # tests/c-api/frontend.c on every committed clip, against the DS-CNN export's
 # int8 features (models/kws/ref/dscnn_kws_int8io/*.input0.npy), byte for byte,
 # whole-clip and streamed, plus the status codes of bad arguments, overlapping
-# buffers and hostile recognizer numbers (issue 24); built for x86_64 under
+# buffers and hostile recognizer numbers; built for x86_64 under
 # clang's AddressSanitizer/UBSan and for i686 (native_sim's ABI).
 # Usage: tools/ci/c-api-frontend.sh   (needs Rust, gcc, gcc-multilib)
 set -euo pipefail

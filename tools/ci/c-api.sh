@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The C API (issue 6, items 4 and 7), on a fresh Debian 12 machine:
+# The C API (its header, its harness on QEMU and the host, its sanitizer
+# runs), on a fresh Debian 12 machine:
 #  1. etch-ffi forwards every etch-kernels feature (gen-features.py --check);
 #  2. include/etch.h is what cbindgen generates now (--regen rewrites it),
 #     and compiles as C99, C11 and C++11/17 with -Wall -Wextra -Werror;
@@ -13,8 +14,8 @@
 #     larger than the selection, whose free slots take kernels written in C:
 #     custom_kernel.c) and bare metal on qemu-system-arm:
 #     mps2-an385 (Cortex-M3), mps2-an386 (M4F, DSP kernels), mps2-an505
-#     (M33F), whose exit status follows the result; aliasing.c (issue 24:
-#     overlapping buffers and re-entrant calls refused) under clang's
+#     (M33F), whose exit status follows the result; aliasing.c
+#     (overlapping buffers and re-entrant calls refused) under clang's
 #     AddressSanitizer and UBSan;
 #  7. ETDump from C (tests/c-api/etdump.c, feature `etdump`, in every build
 #     above so step 4 covers it): the DS-CNN's file byte for byte what the
@@ -199,7 +200,7 @@ full="-DEXPECT_KERNELS=$all_kernels -DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_
 compile "$out/harness-x86_64" gcc $cflags $full -DSWEEP -fsanitize=address,undefined "$h/harness.c" -I"$out/fx-host" "$out/fx-host/fixtures.c" \
   "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "harness x86_64-linux" "$out/harness-x86_64"
-# Aliasing and re-entry (issue 24): buffers over the handle, the program
+# Aliasing and re-entry: buffers over the handle, the program
 # bytes, the state, the planned buffers and each other are refused; calls
 # from the clock/cycle callbacks on the running method are InvalidState.
 # clang's AddressSanitizer + UBSan, handles on the heap.
@@ -281,7 +282,7 @@ run "harness x86_64-linux reduced library" "$out/harness-reduced"
 # free registry slots: the custom operator of tests/custom runs bit-exact;
 # missing, duplicate, over-capacity, malformed and mismatched-schema
 # registrations give their exact codes; the kernel calling back into its
-# running method is refused (issue 24). clang's ASan/UBSan.
+# running method is refused. clang's ASan/UBSan.
 python3 "$h/gen_custom.py" "$out/custom_fixture.c"
 for variant in "" WRONG_SCHEMA; do
   compile "$out/custom-kernel$variant" clang $cflags ${variant:+-D$variant} -fsanitize=address,undefined -fno-sanitize-recover=all \

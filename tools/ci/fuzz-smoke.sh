@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz smoke (issue 13): a bounded run of the stable mutation driver
+# Fuzz smoke: a bounded run of the stable mutation driver
 # (rust/etch-fuzz, `etch-mutate`) in the `fuzz` profile (optimised, overflow
 # checks on) over the small fixtures and the DS-CNN ones, verification off
 # and on, every kernel etch has. Fails on a panic (the mutant is saved under
@@ -23,7 +23,7 @@ echo "fuzz smoke: seed $seed (ETCH_FUZZ_SEED=$seed $0 reproduces)"
 "$bin" --seed "$seed" --iters 1500 --out target/etch-mutate \
   $F/dscnn_cm_*.pte
 # Every single-operator program and every zoo model seeds the smoke too
-# (issue 24: a kernel no seed calls is never fuzzed; rust/etch-fuzz
+# (a kernel no seed calls is never fuzzed; rust/etch-fuzz
 # tests/seed_coverage.rs checks each kernel has a seed of at most 64 KB).
 # The zoo models over 64 KB (up to 1 MB, tens of ms per run) get fewer
 # mutants; each run's limit is --max-ms plus 4x its seed's own run.
@@ -31,7 +31,7 @@ small_zoo=() large_zoo=()
 for f in tests/zoo/*.pte; do
   if [ "$(stat -c %s "$f")" -le 65536 ]; then small_zoo+=("$f"); else large_zoo+=("$f"); fi
 done
-# tests/programs: the program-features zoo (issue 23: dynamic shapes,
+# tests/programs: the program-features zoo (dynamic shapes,
 # dim orders, state); absent until exported.
 programs=(); for f in tests/programs/*.pte; do [ -e "$f" ] && programs+=("$f"); done
 "$bin" --seed "$seed" --iters 100000 --out target/etch-mutate \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Unaligned-access trapping (issue 13): the bare-metal benchmark firmware
+# Unaligned-access trapping: the bare-metal benchmark firmware
 # with CCR.UNALIGN_TRP set while etch's code runs (program load, method load,
 # inputs, execute), on Cortex-M4 with the DSP kernels, under QEMU (which
 # models the trap). Fails if any unaligned access faults or the output is not

@@ -1,4 +1,4 @@
-"""Exports the model zoo (issue 11) with upstream ExecuTorch (pinned in
+"""Exports the model zoo (tests/zoo) with upstream ExecuTorch (pinned in
 requirements.txt).
 
 usage: python zoo.py OUT_DIR [--only SUBSTRING] [--intermediates]

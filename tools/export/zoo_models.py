@@ -1,4 +1,4 @@
-"""The model zoo's architectures (issue 11): small vision, audio and sequence
+"""The model zoo's architectures: small vision, audio and sequence
 models with seeded random weights. `ARCHS` maps a name to (factory, input
 shape, one-line description); `make(name)` builds one in eval mode.
 

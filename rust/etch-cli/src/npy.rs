@@ -1,7 +1,7 @@
 //! `.npy` / `.npz` files through the `npyz` and `zip` crates, as untyped
 //! tensors: an ExecuTorch dtype, a shape and little-endian bytes in C order.
 //!
-//! Bounded memory (issue 24): every reader takes a [`Cap`], what the program
+//! Bounded memory (a hostile file must not exhaust the host): every reader takes a [`Cap`], what the program
 //! can hold, and refuses a file, an archive member or an array over it
 //! before allocating: the file's length is checked before it is read, an
 //! array's declared size (shape product times item size, checked) before

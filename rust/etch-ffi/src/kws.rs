@@ -259,8 +259,8 @@ mod tests {
                 etch_kws_push_int8(&mut k, 900, core::ptr::null(), 3, -128, &mut d, &mut hit),
                 ETCH_INVALID_ARGUMENT
             );
-            // Any int32 zero point (issue 24: INT32_MAX with silence wrapped
-            // to a detection with score 255 in release, aborted in dev).
+            // Any int32 zero point (INT32_MAX with silence once wrapped to a
+            // detection with score 255 in release, and aborted in dev).
             let silence = [-128i8; 3];
             let cfg = etch_kws_config_t {
                 min_count: 1,

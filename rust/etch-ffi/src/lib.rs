@@ -18,7 +18,7 @@
 #![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 // Every number C passes in (lengths, counts, indices, zero points) or a file
 // supplies is used with checked, saturating or widened arithmetic, and no
-// index or count is truncated into an error's `at` (issue 24): the lints
+// index or count is truncated into an error's `at`: the lints
 // make that the crate's rule rather than a review finding.
 #![cfg_attr(
     not(test),

@@ -1,7 +1,7 @@
 //! Hostile but well-formed programs, built here at any size: many values,
 //! many instructions, many chains, many operators. Every one is a valid
 //! `.pte` that verifies; the point is how load and execute time grow with
-//! the file (issue 24: at most linearly). `etch-growth` times a series from
+//! the file (at most linearly). `etch-growth` times a series from
 //! 1 KB to 1 MB (docs/robustness.md); `tests/growth.rs` asserts exact
 //! outcomes.
 //!

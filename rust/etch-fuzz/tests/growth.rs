@@ -2,7 +2,7 @@
 //! chains, instructions, operators) at 1 KB and 64 KB: exact outcomes, and
 //! each run well under a generous bound in this debug build (the timed
 //! series from 1 KB to 1 MB, release, is `etch-growth`, docs/robustness.md).
-//! Before issue 24, execute read and wrote run-time values by a linear scan
+//! Before this was tested, execute read and wrote run-time values by a linear scan
 //! of the slots (O(instructions x slots)) and `for_each_missing_operator`
 //! walked every instruction per operator (O(operators x instructions)).
 

@@ -1,6 +1,7 @@
-//! The three failure classes of issue 13, reproduced on real fixtures by
-//! changing the numbers the issue names, and at the kernel level without the
-//! loader's guard. Every case must end quickly in the exact outcome asserted
+//! Hostile numbers in well-formed files (zero and huge sizes, huge strides
+//! and dilations, overflowing tap positions, huge `slice_copy` steps, every
+//! int argument at its boundaries), reproduced on real fixtures by changing
+//! those numbers, and at the kernel level without the loader's guard. Every case must end quickly in the exact outcome asserted
 //! (cargo test builds with overflow checks: an unchecked multiply panics).
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! JumpFalse conditions (issue 12, ff88df3): a condition is read as an
+//! JumpFalse conditions (ff88df3): a condition is read as an
 //! output is, so a constant bool tensor is accepted and every one of its
 //! bytes decides. The fixtures have no control flow, so the kernel call before
 //! the final dequantize (a `quantized_linear`, which takes a constant int8

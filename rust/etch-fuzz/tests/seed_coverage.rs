@@ -23,7 +23,7 @@ const SMALL: usize = 64 * 1024;
 /// mutant would have to rewrite an operator name). Issue 24 left them so.
 const NO_FIXTURE: &[&str] = &[
     // The executorch_prim scalar ops the programs of tests/programs do not
-    // call (issue 23: sub and mul are, add and eq by the state engineer's map_f32;
+    // call (sub and mul are called, add and eq by map_f32;
     // the others have no test program yet).
     "aten::sym_numel.default",
     "executorch_prim::floordiv.Scalar",

@@ -1,4 +1,4 @@
-//! Mutable buffers (issue 23) on a real program: `tests/programs/running_sum_f32.pte`
+//! Mutable buffers on a real program: `tests/programs/running_sum_f32.pte`
 //! (ExecuTorch 1.5.1: `self.acc.add_(x); return self.acc * 0.5`, `acc`
 //! registered as `arange(8)` and exported with its initial value). Load
 //! copies the initial value from the program's mutable data segment into

@@ -1,5 +1,5 @@
 //! The bounded-dynamic-shape and dim-order programs of tests/programs
-//! (tools/export/programs_dynamic.py, issue 23): each method loaded once,
+//! (tools/export/programs_dynamic.py): each method loaded once,
 //! its steps set (inputs with their own sizes) and executed in order;
 //! every output's sizes exact and its values exact (or within the program's
 //! stated ulp bound) against ExecuTorch's runtime. Then bad input: sizes

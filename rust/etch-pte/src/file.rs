@@ -166,7 +166,7 @@ impl<'a> PteFile<'a> {
     /// The view again from its parts, without checking them again: the
     /// whole file, [`PteFile::segment_base_offset`] and the root table (in
     /// the file's first [`PteFile::program_size`] bytes). Lets a runtime
-    /// view keep fewer words than this one's six (issue 12). Parts of
+    /// view keep fewer words than this one's six (less code moving views). Parts of
     /// another file give a view whose reads fail or read absent fields,
     /// never out of bounds.
     #[inline(always)]
@@ -230,7 +230,7 @@ impl<'a> PteFile<'a> {
     pub fn segment(&self, index: usize) -> Result<&'a [u8]> {
         // Every error of segment is `InvalidProgram`: without `at` (an
         // `Error` is its code alone) the out-of-line part returns an
-        // `Option`, in registers on Cortex-M (issue 12).
+        // `Option`, in registers on Cortex-M (a `Result` would come back through memory).
         #[cfg(not(feature = "at"))]
         return self.segment_or_none(index).ok_or(Error::invalid("", 0));
         #[cfg(feature = "at")]
@@ -293,7 +293,7 @@ impl<'a> PteFile<'a> {
     pub fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
         // Every error of constant_data is `InvalidProgram`: without `at` (an
         // `Error` is its code alone) the out-of-line part returns an
-        // `Option`, in registers on Cortex-M (issue 12).
+        // `Option`, in registers on Cortex-M (a `Result` would come back through memory).
         #[cfg(not(feature = "at"))]
         return self
             .constant_data_or_none(data_buffer_idx, nbytes)
@@ -366,7 +366,7 @@ impl<'a> PteFile<'a> {
     pub fn delegate_data(&self, processed: BackendDelegateDataReference<'a>) -> Result<&'a [u8]> {
         // Every error of delegate_data is `InvalidProgram`: without `at` (an
         // `Error` is its code alone) the out-of-line part returns an
-        // `Option`, in registers on Cortex-M (issue 12).
+        // `Option`, in registers on Cortex-M (a `Result` would come back through memory).
         #[cfg(not(feature = "at"))]
         return self
             .delegate_data_or_none(processed)

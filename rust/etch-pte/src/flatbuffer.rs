@@ -170,7 +170,7 @@ pub(crate) fn offset_in(buf: &[u8], part: &[u8]) -> usize {
 /// whether the field must be present. A constant at every call site of
 /// [`Table::bytes_field`], [`Table::vector_field`] and
 /// [`Table::scalar_word`], set by one 2-byte move on Cortex-M instead of
-/// three arguments, one of them passed on the stack (issue 12: -178 B of
+/// three arguments, one of them passed on the stack (-178 B of
 /// the core without verification for the vector reader alone).
 #[inline(always)]
 pub(crate) const fn key(slot: u16, elem: usize, required: bool) -> u32 {
@@ -188,7 +188,7 @@ fn unkey(key: u32) -> (u16, usize, bool) {
 ///
 /// Three words: the vtable's position is found again from the table's
 /// `soffset` at each field read rather than stored, so every view, vector
-/// element and `Result` of one moves a word less (issue 12: about 600 B of
+/// element and `Result` of one moves a word less (about 600 B of
 /// the Cortex-M core).
 #[derive(Clone, Copy, Debug)]
 pub struct Table<'a> {
@@ -239,7 +239,7 @@ impl<'a> Table<'a> {
 
     /// The table at `pos` without checking it: for a view made again from
     /// a position an earlier [`Table::at`] checked (views that keep
-    /// positions rather than views, issue 12). Still memory-safe for any
+    /// positions rather than views, to stay small). Still memory-safe for any
     /// `pos`: every read stays bounds-checked and a stray position reads as
     /// absent fields or errors.
     #[inline(always)]
@@ -468,7 +468,7 @@ impl<'a> Table<'a> {
     /// Without `at` an `Error` is its code alone, and every error of this
     /// reader is `InvalidProgram`: the out-of-line part returns an `Option`
     /// of the slice, which comes back in registers on Cortex-M (a `Result`
-    /// of a slice comes back through memory; issue 12: -112 B of the core
+    /// of a slice comes back through memory: -112 B of the core
     /// without verification), and `None` becomes that code here.
     #[inline(always)]
     fn bytes_field(&self, key: u32, what: &'static str) -> Result<&'a [u8]> {

@@ -371,7 +371,7 @@ pub enum Value<'a> {
 
 impl<'a> EValue<'a> {
     /// The union tag, checked.
-    // Inlined (issue 12): out of line, its `Result<ValueKind>` came back
+    // Inlined: out of line, its `Result<ValueKind>` came back
     // through memory; inlined into `value` and the runtime's argument
     // check: -52 B of the core without verification.
     #[inline(always)]
@@ -485,7 +485,7 @@ impl<'a> Tensor<'a> {
     pub fn layout(&self) -> Result<i8> {
         self.0.scalar(slot::tensor::LAYOUT, 0)
     }
-    // Inlined into the loader's tensor check (issue 12: -8 B).
+    // Inlined into the loader's tensor check (-8 B of the core).
     #[inline(always)]
     pub fn shape_dynamism(&self) -> Result<ShapeDynamism> {
         let raw: i8 = self.0.scalar(slot::tensor::SHAPE_DYNAMISM, 0)?;
@@ -556,7 +556,7 @@ impl<'a> ExtraTensorInfo<'a> {
         self.0.string(slot::extra_tensor_info::FULLY_QUALIFIED_NAME)
     }
     // Inlined into the loader's tensor check, its one caller in the core
-    // (issue 12: -52 B).
+    // (-52 B of the core).
     #[inline(always)]
     pub fn location(&self) -> Result<TensorDataLocation> {
         let raw: i8 = self.0.scalar(slot::extra_tensor_info::LOCATION, 0)?;
@@ -815,7 +815,7 @@ impl<'a> CompileSpec<'a> {
     #[inline(always)]
     pub fn value(&self) -> Result<&'a [u8]> {
         // A `[ubyte]` vector has a string's layout (u32 length, bytes):
-        // the string reader returns its bytes as one view (issue 12).
+        // the string reader returns its bytes as one view (no separate byte-vector reader).
         self.0.string_or_empty(slot::compile_spec::VALUE)
     }
 }
@@ -848,7 +848,7 @@ impl<'a> Buffer<'a> {
     #[inline(always)]
     pub fn storage(&self) -> Result<&'a [u8]> {
         // A `[ubyte]` vector has a string's layout (u32 length, bytes):
-        // the string reader returns its bytes as one view (issue 12).
+        // the string reader returns its bytes as one view (no separate byte-vector reader).
         self.0.string_or_empty(slot::single::VALUE)
     }
 }
@@ -861,7 +861,7 @@ impl<'a> BackendDelegateInlineData<'a> {
     #[inline(always)]
     pub fn data(&self) -> Result<&'a [u8]> {
         // A `[ubyte]` vector has a string's layout (u32 length, bytes):
-        // the string reader returns its bytes as one view (issue 12).
+        // the string reader returns its bytes as one view (no separate byte-vector reader).
         self.0.string_or_empty(slot::single::VALUE)
     }
 }

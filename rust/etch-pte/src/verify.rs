@@ -8,7 +8,7 @@
 //! without overflow), constant and planned data ranges inside their segment or
 //! buffer, and deprecated inline constants not mixed with a constant segment.
 //!
-//! Table-driven (issue 12): each schema table is one `const` description, a
+//! Table-driven, for a small verifier: each schema table is one `const` description, a
 //! list of `[slot, kind, argument]` fields, and one loop ([`Walk::table`])
 //! checks every field of every table through the same few reader calls: a
 //! scalar is readable (and an enum in range, an index below its bound), a
@@ -387,8 +387,7 @@ fn invalid(m: u8, at: usize) -> Error {
 pub fn verify(file: &PteFile<'_>) -> Result<()> {
     let program = file.program();
     // Zeros through `black_box`, in place: a constant zero array is a call
-    // to `__aeabi_memclr4` (174 B), which nothing else in the core needs
-    // (issue 12).
+    // to `__aeabi_memclr4` (174 B), which nothing else in the core needs.
     let mut bound = [core::hint::black_box(0); 8];
     let mut walk = Walk {
         file,

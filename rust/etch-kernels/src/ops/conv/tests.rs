@@ -231,7 +231,7 @@ mod f32_tests {
     /// size-1 channel dimension sits ([0, 2, 1, 3], as the exporter writes a
     /// channels-last [1, 1, H, W] input) has the same memory as a
     /// channels-last one: with a channels-last output the convolution runs
-    /// and gives exactly what the [0, 2, 3, 1] input gives (issue 23).
+    /// and gives exactly what the [0, 2, 3, 1] input gives.
     #[test]
     fn size_one_dims_do_not_make_dim_orders_differ() {
         let x = [1.0f32, -2.0, 3.5, 0.25];
