@@ -939,12 +939,16 @@ mod tests {
         // Defaults with commas and quotes, `*`, optional lists, a tuple return.
         const S: &str = "aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)";
         assert_eq!(arg!(S, self), 0);
-        assert_eq!(arg!(S, [stride, padding, divisor_override, out]), [2, 3, 6, 7]);
+        assert_eq!(
+            arg!(S, [stride, padding, divisor_override, out]),
+            [2, 3, 6, 7]
+        );
         assert_eq!(arg!(S, return), 8);
         assert_eq!(arg!(S, return), arg_count(S) - 1);
         const G: &str = "aten::gelu.out(Tensor self, *, str approximate='none, x', Tensor(a!) out) -> Tensor(a!)";
         assert_eq!(arg!(G, [approximate, out]), [1, 2]);
-        const U: &str = "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()";
+        const U: &str =
+            "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()";
         assert_eq!(arg!(U, out), 2);
         // Not found (a prefix of a name is not the name): the argument count,
         // a compile error in `arg!`; a malformed schema: `None`.
