@@ -6,9 +6,9 @@
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
 use super::super::common::{row, runs, runs_mut, ConvOperands};
-use super::super::isa::mve::GroupConsts;
+use super::super::isa::mve::{gemm_x4, GroupConsts};
 use super::super::{ConvQuant, FcEncoding, BAD};
-use super::im2col::{gather, split_scratch, Pixel};
+use super::im2col::{copy, gather, split_scratch, Pixel};
 use crate::error::{KernelError, KernelResult};
 
 /// 32-bit words of one channel group's constants ([`GroupConsts`]).
@@ -61,6 +61,193 @@ pub(crate) fn conv_layer(
         }
         Ok(())
     })())
+}
+
+/// Most 16-value chunks of a window [`conv_block`] takes (`K ≤ 64`).
+const BLOCK_MAX_CHUNKS: usize = 4;
+
+/// A convolution with small windows (`K = kh·kw·cin ≤ 64`: the first
+/// layers of VWW and ResNet-8, 3×3 over 3 channels; 1×1 strided
+/// shortcuts) as [`gemm_x4`] over blocks of gathered windows: each window
+/// one row of `16·⌈K/16⌉` values (lanes past `K` stay 0 and weigh 0),
+/// interior windows copied a kernel row at a time, border windows through
+/// [`gather`] (padding taps = the input zero point), then per four output
+/// channels one matrix-product loop over the block with the weights
+/// packed once per call. Kernel sums and packed weights live in the
+/// scratch before the block. `None` (the per-pixel loops run) unless `cout`
+/// is a multiple of 4, the window fits, the zero point is an int8 value,
+/// a block of at least four windows fits and every channel's
+/// requantization is admitted.
+#[inline(never)]
+pub(crate) fn conv_block(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> Option<KernelResult> {
+    let (g, q) = (&ops.g, &ops.q);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let (cin, cout) = (i.c, o.c);
+    let k = kh.checked_mul(kw)?.checked_mul(cin)?;
+    let kc = k.div_ceil(16);
+    if k == 0
+        || kc > BLOCK_MAX_CHUNKS
+        || cout == 0
+        || !cout.is_multiple_of(4)
+        || !(-127..=128).contains(&q.input_offset)
+    {
+        return None;
+    }
+    let groups = cout / 4;
+    let rowlen = 16 * kc;
+    // Scratch words: kernel sums (cout i32), packed weights (64·kc bytes a
+    // group), then the block of windows.
+    let (sw, pw) = (cout.div_ceil(2), 8 * kc * groups);
+    let block = scratch.len().checked_sub(sw + pw)? * 8 / rowlen;
+    if block < 4 {
+        return None;
+    }
+    for oc in 0..cout {
+        GroupConsts::neg_right(*ops.mult.get(oc)?, *ops.shift.get(oc)?)?;
+    }
+    Some((|| {
+        let (sums, rest) = scratch.split_at_mut_checked(sw).ok_or(BAD)?;
+        let (pk, rows) = rest.split_at_mut_checked(pw).ok_or(BAD)?;
+        let sums: &mut [i32] = bytemuck::cast_slice_mut(sums);
+        let pk: &mut [i8] = bytemuck::cast_slice_mut(pk);
+        let rows: &mut [i8] = bytemuck::cast_slice_mut(rows);
+        let rows = rows.get_mut(..block * rowlen).ok_or(BAD)?;
+        rows.fill(0);
+        pk.fill(0);
+        for oc in 0..cout {
+            let w = row(ops.filter, oc * k, k)?;
+            *sums.get_mut(oc).ok_or(BAD)? =
+                super::super::common::init(ops.bias, oc, q.input_offset, w);
+            // Group oc/4, lane oc%4: chunk j of the row at 64j + 16·lane.
+            let base = 64 * kc * (oc / 4) + 16 * (oc % 4);
+            for (j, part) in w.chunks(16).enumerate() {
+                let at = base + 64 * j;
+                pk.get_mut(at..at + part.len())
+                    .ok_or(BAD)?
+                    .copy_from_slice(part);
+            }
+        }
+        let zp = q.input_offset.wrapping_neg() as i8;
+        let ((sy, sx), (dy, dx), (pt, pl)) = (g.stride, g.dilation, g.padding);
+        // Windows wholly inside start before these positions (wrapped
+        // padding positions are huge and fail the test too).
+        let (lim_y, lim_x) = (
+            i.h.saturating_sub((kh - 1) * dy),
+            i.w.saturating_sub((kw - 1) * dx),
+        );
+        let run = kw * cin;
+        let pixels = o.n * o.h * o.w;
+        let mut px = Pixel::FIRST;
+        let mut p0 = 0;
+        while p0 < pixels {
+            let pn = block.min(pixels - p0);
+            for dst in rows.chunks_exact_mut(rowlen).take(pn) {
+                let win = dst.get_mut(..k).ok_or(BAD)?;
+                let y0 = (px.y * sy).wrapping_sub(pt);
+                let x0 = (px.x * sx).wrapping_sub(pl);
+                if dx == 1 && y0 < lim_y && x0 < lim_x {
+                    let at = ((px.b * i.h + y0) * i.w + x0) * cin;
+                    if run <= 16 {
+                        copy_rows(ops.input, at, dy * i.w * cin, kh, run, win)?;
+                    } else {
+                        for (ky, d) in win.chunks_exact_mut(run).enumerate() {
+                            copy(d, row(ops.input, at + ky * dy * i.w * cin, run)?);
+                        }
+                    }
+                } else {
+                    gather(ops, px, zp, win)?;
+                }
+                px = px.next(o.h, o.w);
+            }
+            let x = rows.get(..pn * rowlen).ok_or(BAD)?;
+            for gi in 0..groups {
+                let oc = 4 * gi;
+                let mut c = GroupConsts {
+                    out_offset: [q.output_offset; 4],
+                    act_min: [q.act_min; 4],
+                    act_max: [q.act_max; 4],
+                    ..GroupConsts::default()
+                };
+                for l in 0..4 {
+                    let (m, sh) = (
+                        *ops.mult.get(oc + l).ok_or(BAD)?,
+                        *ops.shift.get(oc + l).ok_or(BAD)?,
+                    );
+                    c.mult[l] = m;
+                    c.neg_right[l] = GroupConsts::neg_right(m, sh).ok_or(BAD)?;
+                    c.kernel_sum[l] = *sums.get(oc + l).ok_or(BAD)?;
+                }
+                let w = pk.get(64 * kc * gi..64 * kc * (gi + 1)).ok_or(BAD)?;
+                let out = output.get_mut(p0 * cout + oc..).ok_or(BAD)?;
+                gemm_x4(x, kc, w, &c, pn, out, cout)?;
+            }
+            p0 += pn;
+        }
+        Ok(())
+    })())
+}
+
+/// `rows` runs of `run ≤ 16` bytes, `input[at + r·stride ..]`, copied
+/// back to back into `dst` (an interior window of [`conv_block`]): on
+/// Helium one predicated load and store per run.
+///
+/// Errors unless `1 ≤ run ≤ 16`, `rows ≥ 1`, the last run ends inside
+/// `input` and `dst` holds `rows·run` bytes.
+#[inline(always)]
+fn copy_rows(
+    input: &[i8],
+    at: usize,
+    stride: usize,
+    rows: usize,
+    run: usize,
+    dst: &mut [i8],
+) -> KernelResult {
+    let end = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(stride))
+        .and_then(|v| v.checked_add(at))
+        .and_then(|v| v.checked_add(run));
+    if !(1..=16).contains(&run)
+        || end.is_none_or(|e| e > input.len())
+        || rows.checked_mul(run).is_none_or(|n| n > dst.len())
+    {
+        return Err(KernelError::InvalidArgument);
+    }
+    #[cfg(all(target_arch = "arm", feature = "mve"))]
+    // SAFETY: checked above: run r (r < rows ≥ 1) reads input[at +
+    // r·stride ..][..run] and writes dst[r·run ..][..run]; lanes past
+    // `run` are predicated off (VCTP) and touch no memory. No stack; q0,
+    // lr, the predicate and flags are clobbered and declared.
+    unsafe {
+        core::arch::asm!(
+            "vctp.8 {run}",
+            "dls lr, {rows}",
+            "2:",
+            "vpstt",
+            "vldrbt.u8 q0, [{s}]",
+            "vstrbt.8 q0, [{d}]",
+            "add {s}, {s}, {stride}",
+            "add {d}, {d}, {run}",
+            "le lr, 2b",
+            run = in(reg) run,
+            rows = in(reg) rows,
+            stride = in(reg) stride,
+            s = inout(reg) input.as_ptr().add(at) => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            out("lr") _,
+            out("d0") _, out("d1") _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+    for (r, d) in dst.chunks_exact_mut(run).take(rows).enumerate() {
+        d.copy_from_slice(&input[at + r * stride..at + r * stride + run]);
+    }
+    Ok(())
 }
 
 /// A pointwise (1×1, stride 1, unpadded) layer that the packed-weight

@@ -64,7 +64,8 @@ impl ConvMac for Mve {
         output: &mut [i8],
         scratch: &mut [u64],
     ) -> Option<KernelResult> {
-        super::im2col_mve::conv_layer(ops, output, scratch)
+        super::im2col_mve::conv_block(ops, output, scratch)
+            .or_else(|| super::im2col_mve::conv_layer(ops, output, scratch))
             .or_else(|| super::im2col_dsp::conv_layer(ops, output, scratch))
     }
 

@@ -537,3 +537,100 @@ fn general_conv_matches_reference_at_resnet_shapes() {
         }
     }
 }
+
+/// Helium's block kernel for small windows (host: its instructions
+/// emulated) against the reference: VWW's and ResNet-8's first layers,
+/// strided 1×1 shortcuts and random small windows (stride, padding,
+/// dilation, batch); what it refuses leaves the output untouched.
+#[test]
+fn mve_conv_block_matches_reference() {
+    let mut r = Rng(0xb10c);
+    let mut shapes = vec![
+        geometry((96, 96, 3), 8, (3, 3), (2, 2), (1, 1)),
+        geometry((32, 32, 3), 16, (3, 3), (1, 1), (1, 1)),
+        geometry((8, 8, 16), 32, (1, 1), (2, 2), (0, 0)),
+    ];
+    for _ in 0..if cfg!(miri) { 2 } else { 40 } {
+        let k = (r.range(1, 4) as usize, r.range(1, 4) as usize);
+        let cin = r.range(1, 8) as usize;
+        let s = (r.range(1, 2) as usize, r.range(1, 2) as usize);
+        let p = (
+            r.range(0, k.0 as i64 - 1) as usize,
+            r.range(0, k.1 as i64 - 1) as usize,
+        );
+        let cout = 4 * r.range(1, 5) as usize;
+        let mut g = geometry(
+            (
+                r.range(k.0 as i64, 12) as usize,
+                r.range(k.1 as i64, 12) as usize,
+                cin,
+            ),
+            cout,
+            k,
+            s,
+            p,
+        );
+        if r.range(0, 4) == 0 {
+            g.dilation = (1, 2);
+            g.output.w = out_size(g.input.w, k.1, s.1, p.1, 2);
+            if g.output.w == 0 || g.input.w + 2 * p.1 < 2 * (k.1 - 1) + 1 {
+                continue;
+            }
+        }
+        if r.range(0, 5) == 0 {
+            g.input.n = 2;
+            g.output.n = 2;
+        }
+        shapes.push(g);
+    }
+    let mut taken = 0;
+    for (case, g) in shapes.iter().enumerate() {
+        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
+        let q = ConvQuant {
+            input_offset: -zp_in,
+            output_offset: r.range(-128, 127) as i32,
+            act_min: [-128, -20][case % 2],
+            act_max: [127, 100][case % 3 / 2],
+        };
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(o.c * kh * kw * i.c);
+        let (mult, _, bias) = quant_params(&mut r, o.c);
+        // Right shifts (what the vector requantization admits).
+        let mut shift: Vec<i32> = (0..o.c).map(|_| r.range(-20, -1) as i32).collect();
+        let refuse = case % 7 == 6;
+        if refuse {
+            shift[o.c - 1] = 1;
+        }
+        let want = ref_conv(g, &q, None, &x, &w, &bias, &mult, &shift);
+        let mut got = vec![0i8; want.len()];
+        conv_with::<Mve>(
+            g,
+            &q,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut got,
+            &mut scratch(),
+        )
+        .unwrap();
+        assert_eq!(got, want, "{g:?} case {case}");
+        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+        let mut direct = vec![0x55i8; want.len()];
+        match super::im2col_mve::conv_block(&ops, &mut direct, &mut scratch()) {
+            Some(res) => {
+                assert!(!refuse, "{g:?}: a refused requantization");
+                res.unwrap();
+                assert_eq!(direct, want, "{g:?} case {case} (block kernel)");
+                taken += 1;
+            }
+            None => {
+                assert!(refuse || kh * kw * i.c > 64, "{g:?}: refused");
+                assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
+            }
+        }
+    }
+    assert!(taken >= 20, "the block kernel ran {taken} shapes");
+}
