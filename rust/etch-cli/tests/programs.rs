@@ -17,12 +17,7 @@ use serde_json::Value;
 mod support;
 
 /// Programs etch cannot run yet, and what they wait for.
-const PENDING: &[(&str, &str)] = &[
-    // executorch_prim::{add,sub,eq}.Scalar and et_copy_index (the `dyn`
-    // engineer's prim ops): the loop counter of map and scan.
-    ("map_f32", "executorch_prim scalar ops, et_copy_index"),
-    ("scan_f32", "executorch_prim scalar ops, et_copy_index"),
-];
+const PENDING: &[(&str, &str)] = &[];
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs")

@@ -17,6 +17,8 @@ pub const KERNELS: &[Kernel] = &[
     SYM_SIZE_INT,
     #[cfg(feature = "op-aten-sym_numel-default")]
     SYM_NUMEL,
+    #[cfg(feature = "op-executorch_prim-et_copy_index-tensor")]
+    ET_COPY_INDEX,
     #[cfg(feature = "op-executorch_prim-add-Scalar")]
     ADD_SCALAR,
     #[cfg(feature = "op-executorch_prim-sub-Scalar")]
@@ -118,6 +120,55 @@ pub const SYM_NUMEL: Kernel = op!("aten::sym_numel.default(Tensor self) -> SymIn
     let n = ctx.tensor_info(arg!(SCHEMA, self))?.1.numel() as i64;
     ctx.set_int(arg!(SCHEMA, return), n)
 });
+
+/// `executorch_prim::et_copy_index.tensor(self, src, index)`: the loop body
+/// of `torch.map` / `scan` writes its iteration's result `src` into slice
+/// `index` of the stacked output `self` (the emitter's loop counter is
+/// `index`). As upstream's `et_copy_index`: `self` has one dimension more
+/// than `src`; past slice 0 its other sizes must be `src`'s; a `self` with
+/// fewer than `index + 1` slices is resized to `[index + 1, src sizes...]`
+/// (a bounded dynamic one); then `src`'s bytes go to byte offset
+/// `index * src bytes`. Where upstream aborts (`ET_CHECK`) or would write
+/// out of bounds (a negative index, a static `self` too short), etch
+/// returns `InvalidArgument` and writes nothing.
+#[allow(dead_code)]
+pub const ET_COPY_INDEX: Kernel = op!(
+    "executorch_prim::et_copy_index.tensor(Tensor(a!) self, Tensor src, int index) -> ()",
+    et_copy_index
+);
+
+fn et_copy_index(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let index = ctx.int(2)?;
+    let index = usize::try_from(index).map_err(|_| bad("et_copy_index: negative index", 2))?;
+    let (to_dtype, to_shape) = ctx.tensor_info(0)?;
+    let (from_dtype, from_shape) = ctx.tensor_info(1)?;
+    if to_shape.rank() != from_shape.rank() + 1 || to_dtype != from_dtype {
+        return Err(bad("et_copy_index: self must be src with one more dim", 0));
+    }
+    let mut sizes = dynamic::Sizes::new();
+    sizes.push((index as i64).saturating_add(1))?;
+    let to_sizes = to_shape.sizes();
+    for (d, s) in from_shape.sizes().iter().enumerate() {
+        if index > 0 && to_sizes.get(d + 1) != Some(s) {
+            return Err(bad("et_copy_index: shapes differ", 0));
+        }
+        sizes.push(s as i64)?;
+    }
+    if to_sizes.first().unwrap_or(0) as usize <= index {
+        dynamic::resize(ctx, 0, &sizes)?;
+    }
+    let ([src], [out]) = ctx.io([1], [0])?;
+    let src = src.ok_or(bad("et_copy_index: no src", 1))?;
+    let n = src.data.len();
+    let dst = index
+        .checked_mul(n)
+        .and_then(|at| out.data.get_mut(at..at.checked_add(n)?))
+        .ok_or(bad("et_copy_index: index past self's slices", 2))?;
+    if !etch_runtime::memory::copy_slice(dst, src.data) {
+        return Err(bad("et_copy_index: lengths differ", 1));
+    }
+    Ok(())
+}
 
 /// A scalar argument of a prim op.
 #[derive(Clone, Copy)]
