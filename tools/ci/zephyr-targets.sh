@@ -30,6 +30,8 @@
 #     of the DMIC bindings bindgen makes from Zephyr's header.
 #  3. the no-SSE x86-64 build takes the scalar kernels: no SSE instruction in
 #     the library (objdump finds no xmm register).
+#  4. the model-image entry points (CONFIG_ETCH_MODEL_SLOTS) link no core::fmt
+#     and no panic machinery (a Cortex-M0 library, checked by symbol).
 # Usage: tools/ci/zephyr-targets.sh   (installs the rustup targets it needs)
 #   ETCH_ZEPHYR_TARGETS="x86_64-unknown-none ..." limits steps 1-2 to these.
 set -euo pipefail
@@ -152,6 +154,38 @@ if [ -f "$a" ]; then
     head -5 <<<"$bad"
     fail "x86_64-unknown-none: instructions on xmm registers in etch's code"
   fi
+fi
+
+# --- 4. the model-image entry points stay free of formatting and panics ------
+# What CONFIG_ETCH_MODEL_SLOTS links beyond the runtime (etch_image_*,
+# etch_program_missing_operators: header checks, SHA-256, the A/B order),
+# in a Cortex-M0 library with verification and no kernel (a quick build),
+# kept alive by name and checked by symbol as tools/ci/check-embedded.sh
+# checks the runtime.
+t=thumbv6m-none-eabi
+if command -v arm-none-eabi-ld >/dev/null && grep -qx "$t" <<<"$(rustup target list --installed)"; then
+  . "$here/tools/ci/elf.sh"
+  a=$CARGO_TARGET_DIR/image-check/$t/release/libetch.a
+  elf=$out/image-entry-points.elf
+  if (cd "$here/rust/etch-ffi" && cargo build -q --release --locked --target "$t" \
+      --target-dir "$CARGO_TARGET_DIR/image-check" --no-default-features --features verify) \
+      2>"$out/image-check.log" &&
+    arm-none-eabi-ld --gc-sections -e etch_image_check -u etch_image_check_header \
+      -u etch_image_header -u etch_image_boot_order -u etch_image_newer \
+      -u etch_program_missing_operators -o "$elf" "$a" 2>>"$out/image-check.log"; then
+    bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$FORBIDDEN_SYMBOLS" || true)
+    if [ -z "$bad" ]; then
+      echo "ok   $t: model-image entry points link no core::fmt and no panic symbol ($(elf_sizes_text "$elf"))"
+    else
+      head -5 <<<"$bad"
+      fail "$t: formatting or panic symbols in the model-image entry points"
+    fi
+  else
+    tail -20 "$out/image-check.log"
+    fail "$t: building or linking the model-image entry points"
+  fi
+else
+  echo "SKIP model-image symbol check: needs arm-none-eabi-ld and the $t target"
 fi
 
 echo "zephyr targets: $([ $status = 0 ] && echo ok || echo FAILED) in $(($(date +%s) - start)) s"
