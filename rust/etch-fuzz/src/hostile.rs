@@ -5,158 +5,9 @@
 //! 1 KB to 1 MB (docs/robustness.md); `tests/growth.rs` asserts exact
 //! outcomes.
 //!
-//! The builder writes a flatbuffer back to front (as flatbuffers are), in a
-//! reversed byte vector so each object is appended: building is linear in
-//! the file's size.
+//! Built with [`etch_pte::builder`], linear in the file's size.
 
-/// One field of a table: inline bytes, or a reference to an object.
-enum F {
-    Bytes(Vec<u8>),
-    Ref(usize),
-}
-
-/// A flatbuffer being built; positions are distances from the file's end.
-#[derive(Default)]
-struct Fb(Vec<u8>);
-
-impl Fb {
-    /// Prepends `block`; its position.
-    fn prepend(&mut self, block: &[u8]) -> usize {
-        self.0.extend(block.iter().rev());
-        self.0.len()
-    }
-
-    /// Position of byte `k` of a `len`-byte block about to be prepended.
-    fn at(&self, len: usize, k: usize) -> usize {
-        self.0.len() + len - k
-    }
-
-    fn table(&mut self, fields: &[(u16, F)]) -> usize {
-        let mut object = vec![0u8; 4];
-        let mut offsets = vec![0u16; fields.iter().map(|f| f.0 as usize + 1).max().unwrap_or(0)];
-        let mut refs = Vec::new();
-        for (slot, f) in fields {
-            offsets[*slot as usize] = object.len() as u16;
-            match f {
-                F::Bytes(b) => {
-                    object.extend_from_slice(b);
-                    object.resize(object.len().next_multiple_of(4), 0);
-                }
-                F::Ref(target) => {
-                    refs.push((object.len(), *target));
-                    object.extend_from_slice(&[0; 4]);
-                }
-            }
-        }
-        let n = object.len();
-        for (k, target) in refs {
-            let v = (self.at(n, k) - target) as u32;
-            object[k..k + 4].copy_from_slice(&v.to_le_bytes());
-        }
-        let mut vtable = Vec::new();
-        vtable.extend_from_slice(&((4 + 2 * offsets.len()) as u16).to_le_bytes());
-        vtable.extend_from_slice(&(n as u16).to_le_bytes());
-        for o in &offsets {
-            vtable.extend_from_slice(&o.to_le_bytes());
-        }
-        vtable.resize(vtable.len().next_multiple_of(4), 0);
-        object[0..4].copy_from_slice(&(vtable.len() as i32).to_le_bytes());
-        let table = self.prepend(&object);
-        self.prepend(&vtable);
-        table
-    }
-
-    fn scalars(&mut self, items: &[Vec<u8>]) -> usize {
-        let mut b = (items.len() as u32).to_le_bytes().to_vec();
-        for i in items {
-            b.extend_from_slice(i);
-        }
-        self.prepend(&b)
-    }
-
-    fn refs(&mut self, targets: &[usize]) -> usize {
-        let n = 4 + 4 * targets.len();
-        let mut b = (targets.len() as u32).to_le_bytes().to_vec();
-        for (i, &t) in targets.iter().enumerate() {
-            b.extend_from_slice(&((self.at(n, 4 + 4 * i) - t) as u32).to_le_bytes());
-        }
-        self.prepend(&b)
-    }
-
-    fn string(&mut self, s: &str) -> usize {
-        let mut b = (s.len() as u32).to_le_bytes().to_vec();
-        b.extend_from_slice(s.as_bytes());
-        b.push(0);
-        b.resize(b.len().next_multiple_of(4), 0);
-        self.prepend(&b)
-    }
-
-    /// An `Int` EValue (tag 2).
-    fn int(&mut self, x: i64) -> usize {
-        let t = self.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
-        self.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
-    }
-
-    /// A KernelCall (tag 1) of operator `op` with the argument vector `args`.
-    fn kernel_call(&mut self, op: i32, args: usize) -> usize {
-        let call = self.table(&[(0, F::Bytes(op.to_le_bytes().to_vec())), (1, F::Ref(args))]);
-        self.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
-    }
-
-    /// A MoveCall (tag 3) of value `from` to value `to`.
-    fn move_call(&mut self, from: i32, to: i32) -> usize {
-        let m = self.table(&[
-            (0, F::Bytes(from.to_le_bytes().to_vec())),
-            (1, F::Bytes(to.to_le_bytes().to_vec())),
-        ]);
-        self.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(m))])
-    }
-
-    fn chain(&mut self, io: usize, instructions: usize) -> usize {
-        self.table(&[(0, F::Ref(io)), (1, F::Ref(io)), (2, F::Ref(instructions))])
-    }
-
-    fn operator(&mut self, name: &str) -> usize {
-        let (n, o) = (self.string(name), self.string(""));
-        self.table(&[(0, F::Ref(n)), (1, F::Ref(o))])
-    }
-
-    /// The file of one plan, "forward": no inputs, `outputs`, one empty
-    /// memory id.
-    fn method_file(
-        mut self,
-        values: usize,
-        chains: usize,
-        operators: usize,
-        outputs: &[i32],
-    ) -> Vec<u8> {
-        let inputs = self.scalars(&[]);
-        let outs: Vec<Vec<u8>> = outputs.iter().map(|x| x.to_le_bytes().to_vec()).collect();
-        let outputs = self.scalars(&outs);
-        let sizes = self.scalars(&[0i64.to_le_bytes().to_vec()]);
-        let name = self.string("forward");
-        let plan = self.table(&[
-            (0, F::Ref(name)),
-            (2, F::Ref(values)),
-            (3, F::Ref(inputs)),
-            (4, F::Ref(outputs)),
-            (5, F::Ref(chains)),
-            (6, F::Ref(operators)),
-            (8, F::Ref(sizes)),
-        ]);
-        let plans = self.refs(&[plan]);
-        let root = self.table(&[
-            (0, F::Bytes(0u32.to_le_bytes().to_vec())),
-            (1, F::Ref(plans)),
-        ]);
-        let len = self.0.len() + 8;
-        let mut head = ((len - root) as u32).to_le_bytes().to_vec();
-        head.extend_from_slice(b"ET12");
-        self.prepend(&head);
-        self.0.reverse();
-        self.0
-    }
-}
+use etch_pte::builder::Builder;
 
 /// A family of hostile programs, scaled by `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,7 +55,7 @@ impl Shape {
 /// The program of `shape`: values v0 = Int 7 and Int 0 for every other,
 /// output v1 (which execute sets to 7).
 pub fn build(shape: Shape) -> Vec<u8> {
-    let mut fb = Fb::default();
+    let mut fb = Builder::default();
     let seven = fb.int(7);
     let zero = fb.int(0);
     let n_values = match shape {
@@ -215,7 +66,7 @@ pub fn build(shape: Shape) -> Vec<u8> {
     value_refs.extend(std::iter::repeat_n(zero, n_values - 1));
     let values = fb.refs(&value_refs);
     let io = fb.scalars(&[]);
-    let chain = |fb: &mut Fb, refs: &[usize]| {
+    let chain = |fb: &mut Builder, refs: &[usize]| {
         let instructions = fb.refs(refs);
         fb.chain(io, instructions)
     };

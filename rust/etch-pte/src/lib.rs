@@ -18,6 +18,11 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "builder")]
+extern crate alloc;
+
+#[cfg(feature = "builder")]
+pub mod builder;
 pub mod error;
 pub mod file;
 pub mod flatbuffer;

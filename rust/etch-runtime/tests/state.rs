@@ -12,185 +12,21 @@
 //! outputs: v2, v1, v0, v3
 //! ```
 
+use etch_pte::builder::Builder;
 use etch_runtime::{
     op, ErrorCode, Kernel, KernelContext, Method, Output, Program, Result, Verification,
 };
 
-/// A flatbuffer built back to front, as flatbuffers are: an object's
-/// position is its distance from the end, and a reference points to an
-/// object written before it (at a higher address).
-#[derive(Default)]
-struct Fb(Vec<u8>);
-
-enum F {
-    Bytes(Vec<u8>),
-    Ref(usize),
-}
-
-impl Fb {
-    fn prepend(&mut self, block: &[u8]) -> usize {
-        self.0.splice(0..0, block.iter().copied());
-        self.0.len()
-    }
-
-    /// Position (from the end) of byte `k` of a `len`-byte block about to
-    /// be prepended.
-    fn at(&self, len: usize, k: usize) -> usize {
-        self.0.len() + len - k
-    }
-
-    fn table(&mut self, fields: &[(u16, F)]) -> usize {
-        let mut object = vec![0u8; 4];
-        let mut offsets = vec![0u16; fields.iter().map(|f| f.0 as usize + 1).max().unwrap_or(0)];
-        let mut refs = Vec::new();
-        for (slot, f) in fields {
-            offsets[*slot as usize] = object.len() as u16;
-            match f {
-                F::Bytes(b) => {
-                    object.extend_from_slice(b);
-                    object.resize(object.len().next_multiple_of(4), 0);
-                }
-                F::Ref(target) => {
-                    refs.push((object.len(), *target));
-                    object.extend_from_slice(&[0; 4]);
-                }
-            }
-        }
-        let n = object.len();
-        for (k, target) in refs {
-            let v = (self.at(n, k) - target) as u32;
-            object[k..k + 4].copy_from_slice(&v.to_le_bytes());
-        }
-        let mut vtable = Vec::new();
-        vtable.extend_from_slice(&((4 + 2 * offsets.len()) as u16).to_le_bytes());
-        vtable.extend_from_slice(&(n as u16).to_le_bytes());
-        for o in &offsets {
-            vtable.extend_from_slice(&o.to_le_bytes());
-        }
-        vtable.resize(vtable.len().next_multiple_of(4), 0);
-        // The vtable sits right before the table: soffset = its length.
-        object[0..4].copy_from_slice(&(vtable.len() as i32).to_le_bytes());
-        let table = self.prepend(&object);
-        self.prepend(&vtable);
-        table
-    }
-
-    fn scalars(&mut self, items: &[Vec<u8>]) -> usize {
-        let mut b = (items.len() as u32).to_le_bytes().to_vec();
-        for i in items {
-            b.extend_from_slice(i);
-        }
-        self.prepend(&b)
-    }
-
-    fn refs(&mut self, targets: &[usize]) -> usize {
-        let n = 4 + 4 * targets.len();
-        let mut b = (targets.len() as u32).to_le_bytes().to_vec();
-        for (i, &t) in targets.iter().enumerate() {
-            b.extend_from_slice(&((self.at(n, 4 + 4 * i) - t) as u32).to_le_bytes());
-        }
-        self.prepend(&b)
-    }
-
-    fn string(&mut self, s: &str) -> usize {
-        let mut b = (s.len() as u32).to_le_bytes().to_vec();
-        b.extend_from_slice(s.as_bytes());
-        b.push(0);
-        b.resize(b.len().next_multiple_of(4), 0);
-        self.prepend(&b)
-    }
-
-    /// An `Int` EValue (tag 2).
-    fn int(&mut self, x: i64) -> usize {
-        let t = self.table(&[(0, F::Bytes(x.to_le_bytes().to_vec()))]);
-        self.table(&[(0, F::Bytes(vec![2])), (1, F::Ref(t))])
-    }
-
-    /// A `Bool` EValue (tag 3).
-    fn bool(&mut self, b: bool) -> usize {
-        let t = self.table(&[(0, F::Bytes(vec![b as u8]))]);
-        self.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(t))])
-    }
-
-    /// An instruction: a KernelCall (tag 1) of operator `op` with the
-    /// argument vector at `args`.
-    fn kernel_call(&mut self, op: i32, args: usize) -> usize {
-        let call = self.table(&[(0, F::Bytes(op.to_le_bytes().to_vec())), (1, F::Ref(args))]);
-        self.table(&[(0, F::Bytes(vec![1])), (1, F::Ref(call))])
-    }
-
-    /// An instruction: a MoveCall (tag 3) of `from` to `to`.
-    fn move_call(&mut self, from: i32, to: i32) -> usize {
-        let m = self.table(&[
-            (0, F::Bytes(from.to_le_bytes().to_vec())),
-            (1, F::Bytes(to.to_le_bytes().to_vec())),
-        ]);
-        self.table(&[(0, F::Bytes(vec![3])), (1, F::Ref(m))])
-    }
-
-    /// A chain of the instruction vector at `instructions`; its inputs and
-    /// outputs are the (empty) vector at `io`.
-    fn chain(&mut self, io: usize, instructions: usize) -> usize {
-        self.table(&[(0, F::Ref(io)), (1, F::Ref(io)), (2, F::Ref(instructions))])
-    }
-
-    /// An operator `name` with the empty overload.
-    fn operator(&mut self, name: &str) -> usize {
-        let (n, o) = (self.string(name), self.string(""));
-        self.table(&[(0, F::Ref(n)), (1, F::Ref(o))])
-    }
-
-    /// The file of one plan, "forward", of the given values, chains and
-    /// operators, no inputs, outputs `outputs` and one empty memory id;
-    /// with its length in bytes.
-    fn method_file(
-        mut self,
-        values: usize,
-        chains: usize,
-        operators: usize,
-        outputs: &[i32],
-    ) -> (Vec<u128>, usize) {
-        let inputs = self.scalars(&[]);
-        let outputs = self.scalars(&i32s(outputs));
-        let sizes = self.scalars(&[0i64.to_le_bytes().to_vec()]);
-        let name = self.string("forward");
-        let plan = self.table(&[
-            (0, F::Ref(name)),
-            (2, F::Ref(values)),
-            (3, F::Ref(inputs)),
-            (4, F::Ref(outputs)),
-            (5, F::Ref(chains)),
-            (6, F::Ref(operators)),
-            (8, F::Ref(sizes)),
-        ]);
-        let plans = self.refs(&[plan]);
-        let root = self.table(&[
-            (0, F::Bytes(0u32.to_le_bytes().to_vec())),
-            (1, F::Ref(plans)),
-        ]);
-        let len = self.0.len() + 8;
-        (self.finish(root), len)
-    }
-
-    /// The file: root offset, "ET12", the objects; 16-byte aligned copy.
-    fn finish(mut self, root: usize) -> Vec<u128> {
-        let len = self.0.len() + 8;
-        let mut head = ((len - root) as u32).to_le_bytes().to_vec();
-        head.extend_from_slice(b"ET12");
-        self.prepend(&head);
-        let mut words = vec![0u128; self.0.len().div_ceil(16)];
-        bytemuck::cast_slice_mut::<u128, u8>(&mut words)[..self.0.len()].copy_from_slice(&self.0);
-        words
-    }
-}
-
-fn i32s(v: &[i32]) -> Vec<Vec<u8>> {
-    v.iter().map(|x| x.to_le_bytes().to_vec()).collect()
+/// `bytes` in a 16-byte aligned buffer, and their length.
+fn aligned(bytes: Vec<u8>) -> (Vec<u128>, usize) {
+    let mut words = vec![0u128; bytes.len().div_ceil(16)];
+    bytemuck::cast_slice_mut::<u128, u8>(&mut words)[..bytes.len()].copy_from_slice(&bytes);
+    (words, bytes.len())
 }
 
 /// The value table of [`program`] and [`jumps`]: v0 = Int 5, v1 = Int 0,
 /// v2 = Int 0, v3 = Bool false.
-fn four_values(fb: &mut Fb) -> usize {
+fn four_values(fb: &mut Builder) -> usize {
     let v0 = fb.int(5);
     let v1 = fb.int(0);
     let v2 = fb.int(0);
@@ -201,10 +37,10 @@ fn four_values(fb: &mut Fb) -> usize {
 /// The program with its four instructions split into chains as `split`
 /// says (instruction numbers per chain, in order).
 fn program(split: &[&[usize]]) -> (Vec<u128>, usize) {
-    let mut fb = Fb::default();
+    let mut fb = Builder::default();
     let values = four_values(&mut fb);
-    let kernel = |fb: &mut Fb, op: i32, args: &[i32]| {
-        let a = fb.scalars(&i32s(args));
+    let kernel = |fb: &mut Builder, op: i32, args: &[i32]| {
+        let a = fb.i32s(args);
         fb.kernel_call(op, a)
     };
     let i0 = kernel(&mut fb, 0, &[0, 2]);
@@ -222,7 +58,7 @@ fn program(split: &[&[usize]]) -> (Vec<u128>, usize) {
     let inc = fb.operator("test::inc");
     let not = fb.operator("test::not");
     let operators = fb.refs(&[inc, not]);
-    fb.method_file(values, chains, operators, &[2, 1, 0, 3])
+    aligned(fb.method_file(values, chains, operators, &[2, 1, 0, 3]))
 }
 
 fn inc(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
@@ -330,7 +166,7 @@ enum I {
 /// v0 = Int 5, v1 = Int 0, v2 = Int 0, v3 = Bool false, the instructions
 /// in the chains given; outputs v2, v1.
 fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
-    let mut fb = Fb::default();
+    let mut fb = Builder::default();
     let values = four_values(&mut fb);
     let chain_io = fb.scalars(&[]);
     let mut chain_refs = Vec::new();
@@ -339,16 +175,10 @@ fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
         for i in chain.iter() {
             refs.push(match *i {
                 I::Inc(a, b) => {
-                    let args = fb.scalars(&i32s(&[a, b]));
+                    let args = fb.i32s(&[a, b]);
                     fb.kernel_call(0, args)
                 }
-                I::JumpFalse(d) => {
-                    let jf = fb.table(&[
-                        (0, F::Bytes(3i32.to_le_bytes().to_vec())),
-                        (1, F::Bytes(d.to_le_bytes().to_vec())),
-                    ]);
-                    fb.table(&[(0, F::Bytes(vec![4])), (1, F::Ref(jf))])
-                }
+                I::JumpFalse(d) => fb.jump_false(3, d),
             });
         }
         let instructions = fb.refs(&refs);
@@ -357,7 +187,7 @@ fn jumps(chains: &[&[I]]) -> (Vec<u128>, usize) {
     let chains = fb.refs(&chain_refs);
     let inc = fb.operator("test::inc");
     let operators = fb.refs(&[inc]);
-    fb.method_file(values, chains, operators, &[2, 1])
+    aligned(fb.method_file(values, chains, operators, &[2, 1]))
 }
 
 /// A JumpFalse destination is an index in its own chain; its instruction
@@ -486,7 +316,7 @@ enum H {
 /// Int 0 as many times as instructions write (one table, many offsets);
 /// output v1.
 fn hostile(h: H) -> (Vec<u128>, usize) {
-    let mut fb = Fb::default();
+    let mut fb = Builder::default();
     let seven = fb.int(7);
     let zero = fb.int(0);
     let n_values = match h {
@@ -497,7 +327,7 @@ fn hostile(h: H) -> (Vec<u128>, usize) {
     value_refs.extend(std::iter::repeat_n(zero, n_values - 1));
     let values = fb.refs(&value_refs);
     let chain_io = fb.scalars(&[]);
-    let chain = |fb: &mut Fb, refs: &[usize]| {
+    let chain = |fb: &mut Builder, refs: &[usize]| {
         let instructions = fb.refs(refs);
         fb.chain(chain_io, instructions)
     };
@@ -523,7 +353,7 @@ fn hostile(h: H) -> (Vec<u128>, usize) {
     let chains = fb.refs(&chain_refs);
     let gone = fb.operator("test::gone");
     let operators = fb.refs(&vec![gone; n_ops]);
-    fb.method_file(values, chains, operators, &[1])
+    aligned(fb.method_file(values, chains, operators, &[1]))
 }
 
 /// The state walk's time on files made to make it slow: each outcome exact,
