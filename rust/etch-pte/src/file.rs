@@ -86,6 +86,31 @@ impl ExtendedHeader {
     }
 }
 
+/// Declares a data reader (`segment`, `constant_data`, `delegate_data`)
+/// over its `_at` form, every error of which is `InvalidProgram`. With `at`
+/// it is the `_at` form. Without `at` (an `Error` is its code alone) the
+/// `_at` form runs out of line returning an `Option`, which comes back in
+/// registers on Cortex-M where a `Result` of a slice comes back through
+/// memory, and `None` becomes the code here.
+macro_rules! data_reader {
+    ($(#[$m:meta])* $name:ident => $at:ident($($arg:ident: $ty:ty),*)) => {
+        $(#[$m])*
+        #[inline(always)]
+        pub fn $name(&self, $($arg: $ty),*) -> Result<&'a [u8]> {
+            #[cfg(not(feature = "at"))]
+            {
+                #[inline(never)]
+                fn or_none<'a>(file: &PteFile<'a>, $($arg: $ty),*) -> Option<&'a [u8]> {
+                    file.$at($($arg),*).ok()
+                }
+                return or_none(self, $($arg),*).ok_or(Error::invalid("", 0));
+            }
+            #[cfg(feature = "at")]
+            self.$at($($arg),*)
+        }
+    };
+}
+
 fn to_usize(v: u64, what: &'static str, at: usize) -> Result<usize> {
     usize::try_from(v).map_err(|_| Error::invalid(what, at))
 }
@@ -225,28 +250,14 @@ impl<'a> PteFile<'a> {
         ))
     }
 
-    /// The bytes of segment `index`.
-    #[inline(always)]
-    pub fn segment(&self, index: usize) -> Result<&'a [u8]> {
-        // Every error of segment is `InvalidProgram`: without `at` (an
-        // `Error` is its code alone) the out-of-line part returns an
-        // `Option`, in registers on Cortex-M (a `Result` would come back through memory).
-        #[cfg(not(feature = "at"))]
-        return self.segment_or_none(index).ok_or(Error::invalid("", 0));
-        #[cfg(feature = "at")]
-        self.segment_checked(index)
-    }
+    data_reader!(
+        /// The bytes of segment `index`.
+        segment => segment_at(index: usize)
+    );
 
-    /// [`PteFile::segment`] without `at`: `None` for any error.
-    #[cfg(any(test, not(feature = "at")))]
-    #[inline(never)]
-    fn segment_or_none(&self, index: usize) -> Option<&'a [u8]> {
-        self.segment_checked(index).ok()
-    }
-
-    /// [`PteFile::segment`] with each error's `at`.
+    /// [`PteFile::segment`], each error with its `at`.
     #[cfg_attr(not(feature = "at"), inline(always))]
-    fn segment_checked(&self, index: usize) -> Result<&'a [u8]> {
+    fn segment_at(&self, index: usize) -> Result<&'a [u8]> {
         let seg = self.root.segments()?.get(index)?;
         let what = "segment outside the file";
         // In `usize`: an offset or size that does not fit cannot lie in the
@@ -287,31 +298,16 @@ impl<'a> PteFile<'a> {
         }
     }
 
-    /// `nbytes` of constant data for a tensor with `data_buffer_idx` (> 0), from
-    /// the constant segment or, in old files, the inline `constant_buffer`.
-    #[inline(always)]
-    pub fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
-        // Every error of constant_data is `InvalidProgram`: without `at` (an
-        // `Error` is its code alone) the out-of-line part returns an
-        // `Option`, in registers on Cortex-M (a `Result` would come back through memory).
-        #[cfg(not(feature = "at"))]
-        return self
-            .constant_data_or_none(data_buffer_idx, nbytes)
-            .ok_or(Error::invalid("", 0));
-        #[cfg(feature = "at")]
-        self.constant_data_checked(data_buffer_idx, nbytes)
-    }
+    data_reader!(
+        /// `nbytes` of constant data for a tensor with `data_buffer_idx` (> 0),
+        /// from the constant segment or, in old files, the inline
+        /// `constant_buffer`.
+        constant_data => constant_data_at(data_buffer_idx: u32, nbytes: usize)
+    );
 
-    /// [`PteFile::constant_data`] without `at`: `None` for any error.
-    #[cfg(any(test, not(feature = "at")))]
-    #[inline(never)]
-    fn constant_data_or_none(&self, data_buffer_idx: u32, nbytes: usize) -> Option<&'a [u8]> {
-        self.constant_data_checked(data_buffer_idx, nbytes).ok()
-    }
-
-    /// [`PteFile::constant_data`] with each error's `at`.
+    /// [`PteFile::constant_data`], each error with its `at`.
     #[cfg_attr(not(feature = "at"), inline(always))]
-    fn constant_data_checked(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
+    fn constant_data_at(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
         let idx = data_buffer_idx as usize;
         let what = "constant data outside its segment";
         // `constant_segment`, read here without returning its views.
@@ -361,36 +357,14 @@ impl<'a> PteFile<'a> {
             .ok_or(Error::invalid(what, first.position()))
     }
 
-    /// The processed blob a delegate refers to (inline data or a segment).
-    #[inline(always)]
-    pub fn delegate_data(&self, processed: BackendDelegateDataReference<'a>) -> Result<&'a [u8]> {
-        // Every error of delegate_data is `InvalidProgram`: without `at` (an
-        // `Error` is its code alone) the out-of-line part returns an
-        // `Option`, in registers on Cortex-M (a `Result` would come back through memory).
-        #[cfg(not(feature = "at"))]
-        return self
-            .delegate_data_or_none(processed)
-            .ok_or(Error::invalid("", 0));
-        #[cfg(feature = "at")]
-        self.delegate_data_checked(processed)
-    }
+    data_reader!(
+        /// The processed blob a delegate refers to (inline data or a segment).
+        delegate_data => delegate_data_at(processed: BackendDelegateDataReference<'a>)
+    );
 
-    /// [`PteFile::delegate_data`] without `at`: `None` for any error.
-    #[cfg(any(test, not(feature = "at")))]
-    #[inline(never)]
-    fn delegate_data_or_none(
-        &self,
-        processed: BackendDelegateDataReference<'a>,
-    ) -> Option<&'a [u8]> {
-        self.delegate_data_checked(processed).ok()
-    }
-
-    /// [`PteFile::delegate_data`] with each error's `at`.
+    /// [`PteFile::delegate_data`], each error with its `at`.
     #[cfg_attr(not(feature = "at"), inline(always))]
-    fn delegate_data_checked(
-        &self,
-        processed: BackendDelegateDataReference<'a>,
-    ) -> Result<&'a [u8]> {
+    fn delegate_data_at(&self, processed: BackendDelegateDataReference<'a>) -> Result<&'a [u8]> {
         let index = processed.index()? as usize;
         match processed.location()? {
             DataLocation::Inline => self.root.backend_delegate_data()?.get(index)?.data(),
@@ -410,9 +384,9 @@ mod tests {
     use super::*;
     use std::format;
 
-    /// The `Option` forms firmware without `at` uses agree with the `Result`
-    /// forms, and every error of these readers is `InvalidProgram` (all an
-    /// `Error` without `at` holds, so the two forms report the same): on
+    /// Every error of the data readers is `InvalidProgram` (all an `Error`
+    /// without `at` holds), and the public form (without `at`, the
+    /// firmware's out-of-line `Option` one) agrees with the `_at` one: on
     /// small fixtures with constants and a delegate, every byte of the
     /// program set to 0x00 and to 0xff.
     #[test]
@@ -428,8 +402,8 @@ mod tests {
             let size = file.program_size();
             // The good files read: constant 1 (the two without a delegate).
             if !name.contains("delegate") {
-                assert!(file.constant_data_checked(1, 1).is_ok(), "{name}");
-                assert!(file.constant_data_or_none(1, 1).is_some(), "{name}");
+                assert!(file.constant_data_at(1, 1).is_ok(), "{name}");
+                assert!(file.constant_data(1, 1).is_ok(), "{name}");
             }
             let mut checked = 0;
             for pos in 0..size {
@@ -439,20 +413,17 @@ mod tests {
                     let Ok(file) = PteFile::new_unchecked(&bytes) else {
                         continue;
                     };
-                    let agree = |r: Result<&[u8]>, o: Option<&[u8]>| {
+                    let agree = |r: Result<&[u8]>, o: Result<&[u8]>| {
                         if let Err(e) = r {
                             assert_eq!(e.code, ErrorCode::InvalidProgram, "{name} {pos} {b}");
                         }
-                        assert_eq!(r.ok(), o, "{name} {pos} {b}");
+                        assert_eq!(r.ok(), o.ok(), "{name} {pos} {b}");
                     };
                     for i in 0..3 {
-                        agree(file.segment_checked(i), file.segment_or_none(i));
+                        agree(file.segment_at(i), file.segment(i));
                     }
                     for (idx, n) in [(1, 1), (1, 16), (2, 4), (3, 0), (40, 4)] {
-                        agree(
-                            file.constant_data_checked(idx, n),
-                            file.constant_data_or_none(idx, n),
-                        );
+                        agree(file.constant_data_at(idx, n), file.constant_data(idx, n));
                     }
                     let plans = file.program().execution_plan();
                     let Ok(Ok(plan)) = plans.map(|p| p.get(0)) else {
@@ -460,7 +431,7 @@ mod tests {
                     };
                     for d in plan.delegates().into_iter().flat_map(|d| d.iter()) {
                         if let Ok(p) = d.and_then(|d| d.processed()) {
-                            agree(file.delegate_data_checked(p), file.delegate_data_or_none(p));
+                            agree(file.delegate_data_at(p), file.delegate_data(p));
                             checked += 1;
                         }
                     }
