@@ -225,8 +225,9 @@ LIMITS = {
         # Helium kernels (--features mve): the guard follows the measured
         # value (1,314,430; 1,321,087 before 788cca7: 3x3 depthwise on channel planes, first layer on
         # gathered windows, 16-channel avg pool, each conv's tensors resolved
-        # once, shapes read in place), + 0.5 %, below the target.
-        ("instructions_per_inference", 1_321_000, 1_600_000,
+        # once, shapes read in place; 1,257,420 with the pointwise weight
+        # rows packed by vector copies), + 0.5 %, below the target.
+        ("instructions_per_inference", 1_263_800, 1_600_000,
          "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
         # Guarded against regressions, not yet at 2 KiB (why the Helium build
         # needs 632 B more than the M4F's is not analysed).
@@ -318,7 +319,7 @@ SUITE_LIMITS = {
     ("cortex-m4", "vww"): 17_925_000,   # 17,747,458
     ("cortex-m4", "ic"): 24_013_000,    # 23,893,784 (+ 0.5 %)
     ("cortex-m4", "ad"): 721_400,       # 707,252
-    ("cortex-m55", "vww"): 5_821_200,   # 5,792,178 (+ 0.5 %)
+    ("cortex-m55", "vww"): 5_182_500,   # 5,156,670 (+ 0.5 %)
     ("cortex-m55", "ic"): 4_433_500,    # 4,411,412 (+ 0.5 %)
     ("cortex-m55", "ad"): 209_700,      # 205,585
 }

@@ -152,7 +152,7 @@ pub(crate) fn conv_with<M: ConvMac>(
     }
     let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
     if g.kernel == (1, 1) && g.padding == (0, 0) && g.stride == (1, 1) && i.h == o.h && i.w == o.w {
-        if let Some(done) = M::pointwise_layer(&ops, output) {
+        if let Some(done) = M::pointwise_layer(&ops, output, scratch) {
             return done;
         }
         if M::PACKED_POINTWISE {
@@ -173,9 +173,13 @@ pub(crate) fn conv_with<M: ConvMac>(
 pub(crate) trait ConvMac {
     /// A pointwise (1×1, stride 1, unpadded) layer kernel of this
     /// implementation's own for this call, or `None` for the generic loops
-    /// below (the default).
+    /// below (the default). `scratch`: the kernel's.
     #[inline(always)]
-    fn pointwise_layer(_ops: &ConvOperands<'_>, _output: &mut [i8]) -> Option<KernelResult> {
+    fn pointwise_layer(
+        _ops: &ConvOperands<'_>,
+        _output: &mut [i8],
+        _scratch: &mut [u64],
+    ) -> Option<KernelResult> {
         None
     }
     /// Any other convolution (not the pointwise case), or `None` for

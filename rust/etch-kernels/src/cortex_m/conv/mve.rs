@@ -7,15 +7,19 @@ use super::super::common::{row, wsum, ConvOperands};
 use super::super::isa::mve::{gemm_x4, sum_s8, GroupConsts};
 use super::super::isa::{Dsp, Mve};
 use super::super::BAD;
-use super::{ConvMac, PACK_IC};
+use super::ConvMac;
 use crate::error::KernelResult;
 
 impl ConvMac for Mve {
     const PACKED_POINTWISE: bool = true;
 
     #[inline(always)]
-    fn pointwise_layer(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
-        pointwise(ops, output)
+    fn pointwise_layer(
+        ops: &ConvOperands<'_>,
+        output: &mut [i8],
+        scratch: &mut [u64],
+    ) -> Option<KernelResult> {
+        pointwise(ops, output, scratch)
             .or_else(|| pointwise_narrow(ops, output))
             .or_else(|| super::im2col_mve::pointwise_rows(ops, output))
     }
@@ -105,15 +109,20 @@ pub(crate) fn group_consts(
 }
 
 /// 1×1 convolution as `pixels × cin` by `cin × cout`: four output channels
-/// per pass with their weight rows interleaved in chunks of 16 (one stack
-/// buffer), every pixel against them in one [`gemm_x4`] loop. `None` (the
-/// generic loops run) unless `cin` is a multiple of 16 up to [`PACK_IC`],
-/// `cout` a multiple of 4 and every channel's requantization admitted.
-fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+/// per pass with their weight rows interleaved in chunks of 16 (in the
+/// kernel scratch, [`pack_rows4`]), every pixel against them in one
+/// [`gemm_x4`] loop. `None` (the generic loops run) unless `cin` is a
+/// multiple of 16 whose four rows fit the scratch, `cout` a multiple of 4
+/// and every channel's requantization admitted.
+fn pointwise(
+    ops: &ConvOperands<'_>,
+    output: &mut [i8],
+    scratch: &mut [u64],
+) -> Option<KernelResult> {
     let (g, filter) = (&ops.g, ops.filter);
     let (cin, cout) = (g.input.c, g.output.c);
     let pixels = g.output.n * g.output.h * g.output.w;
-    if cin == 0 || cin % 16 != 0 || cin > PACK_IC || cout % 4 != 0 || pixels == 0 {
+    if cin == 0 || cin % 16 != 0 || 4 * cin > 8 * scratch.len() || cout % 4 != 0 || pixels == 0 {
         return None;
     }
     // Admitted first, so that a refused channel leaves the output untouched.
@@ -122,7 +131,7 @@ fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> 
         GroupConsts::neg_right(m, s)?;
     }
     let input = ops.input.get(..pixels * cin)?;
-    let mut buf = [0i8; 4 * PACK_IC];
+    let buf: &mut [i8] = bytemuck::cast_slice_mut(scratch);
     Some((|| {
         let packed = buf.get_mut(..4 * cin).ok_or(BAD)?;
         for oc in (0..cout).step_by(4) {
@@ -132,11 +141,7 @@ fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> 
                 row(filter, (oc + 2) * cin, cin)?,
                 row(filter, (oc + 3) * cin, cin)?,
             ];
-            for (j, chunk) in packed.chunks_exact_mut(64).enumerate() {
-                for (l, dst) in chunk.chunks_exact_mut(16).enumerate() {
-                    dst.copy_from_slice(rows[l].get(16 * j..16 * j + 16).ok_or(BAD)?);
-                }
-            }
+            pack_rows4(rows, packed)?;
             let c = group_consts(ops, oc, rows).ok_or(BAD)??;
             let out = output.get_mut(oc..).ok_or(BAD)?;
             gemm_x4(input, cin / 16, packed, &c, pixels, out, cout)?;
@@ -193,4 +198,54 @@ pub(super) fn pointwise_narrow(ops: &ConvOperands<'_>, output: &mut [i8]) -> Opt
         }
         Ok(())
     })())
+}
+
+/// The four weight rows (`K` values each, `K` a multiple of 16) in
+/// [`gemm_x4`]'s layout: chunk `j` of row `l` at `dst[64j + 16l ..]`; on
+/// Helium one load and one store per chunk (a `copy_from_slice` per chunk
+/// called `memcpy`, about 40 instructions each).
+///
+/// Errors unless the rows have one length `K`, a non-zero multiple of 16,
+/// and `dst` holds `4K` values.
+#[inline(always)]
+fn pack_rows4(rows: [&[i8]; 4], dst: &mut [i8]) -> KernelResult {
+    let k = rows[0].len();
+    if k == 0 || !k.is_multiple_of(16) || rows.iter().any(|r| r.len() != k) || dst.len() < 4 * k {
+        return Err(BAD);
+    }
+    #[cfg(all(target_arch = "arm", feature = "mve"))]
+    // SAFETY: checked above: pass j (j < K/16) reads rows[l][16j .. 16j +
+    // 16] for l < 4 and writes dst[64j .. 64j + 64]. No stack; q0, lr and
+    // flags are clobbered and declared.
+    unsafe {
+        core::arch::asm!(
+            "dls lr, {n}",
+            "2:",
+            "vldrb.u8 q0, [{a}], #16",
+            "vstrb.8 q0, [{d}], #16",
+            "vldrb.u8 q0, [{b}], #16",
+            "vstrb.8 q0, [{d}], #16",
+            "vldrb.u8 q0, [{c}], #16",
+            "vstrb.8 q0, [{d}], #16",
+            "vldrb.u8 q0, [{e}], #16",
+            "vstrb.8 q0, [{d}], #16",
+            "le lr, 2b",
+            n = in(reg) k / 16,
+            a = inout(reg) rows[0].as_ptr() => _,
+            b = inout(reg) rows[1].as_ptr() => _,
+            c = inout(reg) rows[2].as_ptr() => _,
+            e = inout(reg) rows[3].as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            out("lr") _,
+            out("d0") _, out("d1") _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+    for (j, chunk) in dst.chunks_exact_mut(64).take(k / 16).enumerate() {
+        for (l, d) in chunk.chunks_exact_mut(16).enumerate() {
+            d.copy_from_slice(&rows[l][16 * j..16 * j + 16]);
+        }
+    }
+    Ok(())
 }

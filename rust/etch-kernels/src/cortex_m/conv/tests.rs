@@ -299,7 +299,8 @@ fn mve_pointwise_matches_reference() {
         // Two in three: multiples of 16 (the packed rows); else 1, 2, 4 or
         // 8 (several pixels a row).
         let cin = if case % 3 != 2 {
-            16 * r.range(1, 8) as usize
+            // Up to 256 (VWW's last layers: the packed rows in the scratch).
+            16 * r.range(1, 16) as usize
         } else {
             1 << r.range(0, 3)
         };
@@ -357,7 +358,7 @@ fn mve_pointwise_matches_reference() {
         assert_eq!(got, want, "{g:?} case {case}");
         let ops = ConvOperands::new(g, q, &x, &w, Some(&bias), &mult, &shift);
         let mut direct = vec![0x55i8; o.elements().unwrap()];
-        let took = Mve::pointwise_layer(&ops, &mut direct);
+        let took = Mve::pointwise_layer(&ops, &mut direct, &mut scratch());
         if cin < 16 {
             // The narrow-row loop on its own: taken when the pixels fill
             // whole rows (else the per-pixel passes above ran).

@@ -20,7 +20,11 @@ impl ConvMac for X86 {
     const ROWS: bool = <Scalar as ConvMac>::ROWS;
 
     #[inline(always)]
-    fn pointwise_layer(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
+    fn pointwise_layer(
+        ops: &ConvOperands<'_>,
+        output: &mut [i8],
+        _scratch: &mut [u64],
+    ) -> Option<KernelResult> {
         pointwise(ops, output)
     }
 
