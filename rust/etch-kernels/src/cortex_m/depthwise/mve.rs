@@ -362,12 +362,18 @@ fn channel_groups(
                 i.w.saturating_sub((kw - 1) * g.dilation.1),
             );
             let full = u32::MAX >> (32 - ntaps);
+            // Output columns whose windows are inside along x: [lo, hi).
+            let (sx, pl) = (g.stride.1, g.padding.1);
+            let x_lo = pl.div_ceil(sx).min(o.w);
+            let x_hi = lim_x.saturating_add(pl).div_ceil(sx).clamp(x_lo, o.w);
             for b in 0..o.n {
                 for oy in 0..o.h {
                     let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);
                     let rows = in_bounds(y0, kh, g.dilation.0, i.h);
-                    for ox in 0..o.w {
-                        let x0 = (ox * g.stride.1).wrapping_sub(g.padding.1);
+                    let row_inside = y0 < lim_y;
+                    let mut ox = 0;
+                    while ox < o.w {
+                        let x0 = (ox * sx).wrapping_sub(pl);
                         let base = (b * i.h)
                             .wrapping_add(y0)
                             .wrapping_mul(i.w)
@@ -375,12 +381,23 @@ fn channel_groups(
                             .wrapping_mul(ch)
                             .wrapping_add(c0);
                         let ob = ((b * o.h + oy) * o.w + ox) * ch + c0;
-                        let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
-                        if y0 < lim_y && x0 < lim_x {
-                            let runs = Runs::Interior { input, base, offs };
-                            dw_groups(&runs, wpk, consts, &lim, dst, groups)?;
+                        if row_inside && ox == x_lo && x_hi > x_lo {
+                            // The row's interior pixels in one call.
+                            let pixels = x_hi - x_lo;
+                            let dst = output.get_mut(ob..).ok_or(BAD)?;
+                            let runs = Runs::Interior {
+                                input,
+                                base,
+                                offs,
+                                pixels,
+                                step: sx * ch,
+                            };
+                            dw_groups(&runs, wpk, consts, &lim, dst, groups, ch)?;
+                            ox = x_hi;
                             continue;
                         }
+                        let dst = output.get_mut(ob..ob + cn).ok_or(BAD)?;
+                        ox += 1;
                         let cols = in_bounds(x0, kw, g.dilation.1, i.w);
                         let mut inside = 0u32;
                         for ky in (0..kh).rev() {
@@ -388,7 +405,7 @@ fn channel_groups(
                             inside = inside.wrapping_shl(kw as u32) | c;
                         }
                         taps.fill(input, zp, base, offs, inside & full)?;
-                        dw_groups(&Runs::Taps(&taps), wpk, consts, &lim, dst, groups)?;
+                        dw_groups(&Runs::Taps(&taps), wpk, consts, &lim, dst, groups, cn)?;
                     }
                 }
             }
@@ -398,25 +415,31 @@ fn channel_groups(
     })())
 }
 
-/// Where one output pixel's tap runs are: a [`Taps`] table (border
-/// pixels: padding taps read zero points), or, for pixels whose window
-/// lies inside, `input[base + offs[t] ..]` for tap `t` (no table to fill).
+/// Where the tap runs of the output pixels of one call are: one pixel's
+/// [`Taps`] table (border pixels: padding taps read zero points), or, for
+/// `pixels` pixels in a row whose windows lie inside,
+/// `input[base + p·step + offs[t] ..]` for pixel `p` and tap `t` (no table
+/// to fill).
 enum Runs<'r, 'a> {
     Taps(&'r Taps<'a>),
     Interior {
         input: &'a [i8],
         base: usize,
         offs: &'r [usize],
+        pixels: usize,
+        step: usize,
     },
 }
 
-/// One output pixel of [`channel_groups`]: for `g < groups`, channels
-/// `8g .. 8g + 8` of `out` from tap run bytes `8g .. 8g + 8`, weights
-/// `w[8·n·g ..]` (8 per tap) and constants `k[24g ..]`.
+/// Output pixels of [`channel_groups`]: for pixel `p` and `g < groups`,
+/// channels `8g .. 8g + 8` of `out[p·out_step ..]` from tap run bytes
+/// `8g .. 8g + 8`, weights `w[8·n·g ..]` (8 per tap) and constants
+/// `k[24g ..]`.
 ///
 /// Errors unless `groups ≥ 1`, `n ≥ 1` runs of at least `8·groups` bytes
-/// (every interior run inside `input`), and `w`, `k` and `out` hold what
-/// the groups read and write.
+/// (every interior run of every pixel inside `input`), at least one pixel,
+/// `out_step ≥ 8·groups`, and `w`, `k` and `out` hold what the groups read
+/// and write.
 #[inline]
 fn dw_groups(
     runs: &Runs<'_, '_>,
@@ -425,38 +448,78 @@ fn dw_groups(
     lim: &PlaneLimits,
     out: &mut [i8],
     groups: usize,
+    out_step: usize,
 ) -> KernelResult {
-    let (n, len) = match runs {
-        Runs::Taps(t) => (t.count(), t.len()),
-        Runs::Interior { input, base, offs } => {
-            // The farthest run's end, checked once for the pixel.
+    let (n, len, pixels) = match runs {
+        Runs::Taps(t) => (t.count(), t.len(), 1),
+        Runs::Interior {
+            input,
+            base,
+            offs,
+            pixels,
+            step,
+        } => {
+            // The farthest run's end, checked once for the call.
             let last = offs.iter().copied().max().unwrap_or(0);
-            if base
-                .checked_add(last)
+            if pixels
+                .checked_sub(1)
+                .and_then(|p| p.checked_mul(*step))
+                .and_then(|v| v.checked_add(*base))
+                .and_then(|v| v.checked_add(last))
                 .and_then(|e| e.checked_add(8 * groups))
                 .is_none_or(|e| e > input.len())
             {
                 return Err(KernelError::InvalidArgument);
             }
-            (offs.len(), 8 * groups)
+            (offs.len(), 8 * groups, *pixels)
         }
     };
+    let out_end = pixels
+        .checked_sub(1)
+        .and_then(|p| p.checked_mul(out_step))
+        .and_then(|v| v.checked_add(8 * groups));
     if groups == 0
         || n == 0
         || len < 8 * groups
+        || out_step < 8 * groups
         || w.len() < 8 * n * groups
         || k.len() < GROUP_WORDS * groups
-        || out.len() < 8 * groups
+        || out_end.is_none_or(|e| e > out.len())
     {
         return Err(KernelError::InvalidArgument);
     }
-    dw_groups_impl(runs, n, w, k, lim, out, groups);
+    dw_groups_impl(runs, n, w, k, lim, out, groups, out_step);
     Ok(())
 }
 
 #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+#[allow(clippy::too_many_arguments)]
 fn dw_groups_impl(
     runs: &Runs<'_, '_>,
+    n: usize,
+    w: &[i8],
+    k: &[i32],
+    lim: &PlaneLimits,
+    out: &mut [i8],
+    groups: usize,
+    out_step: usize,
+) {
+    let pixels = match runs {
+        Runs::Taps(_) => 1,
+        Runs::Interior { pixels, .. } => *pixels,
+    };
+    for p in 0..pixels {
+        let out = &mut out[p * out_step..];
+        dw_pixel_emulated(runs, p, n, w, k, lim, out, groups);
+    }
+}
+
+/// One pixel of [`dw_groups_impl`] off target, instruction by instruction.
+#[cfg(not(all(target_arch = "arm", feature = "mve")))]
+#[allow(clippy::too_many_arguments)]
+fn dw_pixel_emulated(
+    runs: &Runs<'_, '_>,
+    p: usize,
     n: usize,
     w: &[i8],
     k: &[i32],
@@ -468,7 +531,13 @@ fn dw_groups_impl(
     let run = |t: usize, at: usize| -> i32 {
         match runs {
             Runs::Taps(taps) => taps.runs().nth(t).map_or(0, |r| r[at]) as i32,
-            Runs::Interior { input, base, offs } => input[base + offs[t] + at] as i32,
+            Runs::Interior {
+                input,
+                base,
+                offs,
+                step,
+                ..
+            } => input[base + p * step + offs[t] + at] as i32,
         }
     };
     for gi in 0..groups {
@@ -497,6 +566,7 @@ fn dw_groups_impl(
 
 #[cfg(all(target_arch = "arm", feature = "mve"))]
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn dw_groups_impl(
     runs: &Runs<'_, '_>,
     n: usize,
@@ -505,30 +575,62 @@ fn dw_groups_impl(
     lim: &PlaneLimits,
     out: &mut [i8],
     groups: usize,
+    out_step: usize,
 ) {
-    // Run t of group g starts at table[t] + start + 8g: the pointer table
-    // of `Taps` from 0, or the interior offsets from the pixel's address.
-    let (table, start) = match runs {
-        Runs::Taps(t) => (t.ptrs().as_ptr() as *const usize, 0usize),
-        Runs::Interior { input, base, offs } => {
-            (offs.as_ptr(), input.as_ptr().wrapping_add(*base) as usize)
-        }
+    // Run t of group g of pixel p starts at table[t] + start + p·step +
+    // 8g: the pointer table of `Taps` from 0, or the interior offsets from
+    // the first pixel's address.
+    let (table, start, pixels, step) = match runs {
+        Runs::Taps(t) => (t.ptrs().as_ptr() as *const usize, 0usize, 1, 0),
+        Runs::Interior {
+            input,
+            base,
+            offs,
+            pixels,
+            step,
+        } => (
+            offs.as_ptr(),
+            input.as_ptr().wrapping_add(*base) as usize,
+            *pixels,
+            *step,
+        ),
     };
-    // SAFETY: `dw_groups` checked `groups ≥ 1`, `n ≥ 1` runs each at
-    // least 8·groups bytes long (`Taps`: checked on fill; interior runs:
-    // base + max(offs) + 8·groups ≤ input.len()), `w` ≥ 8·n·groups bytes,
-    // `k` ≥ 24·groups words (4-aligned: scratch words) and `out` ≥
-    // 8·groups bytes. Group g reads bytes 8g .. 8g + 8 of every run (the
-    // table holds n words: pointers, or offsets from `start`),
-    // w[8·n·g .. 8·n·(g + 1)] (the pointer only advances), k[24g .. 24g +
-    // 24] and writes out[8g .. 8g + 8]; `lim` is 48 readable bytes. No
-    // stack; q0–q7, r0–r2, lr and flags are clobbered and declared so.
+    // What the pixel loop reloads: constants, weights, groups, the pixel's
+    // start, its step, the output skip after the groups, pixels left, the
+    // table.
+    let mut ctx: [usize; 8] = [
+        k.as_ptr() as usize,
+        w.as_ptr() as usize,
+        groups,
+        start,
+        step,
+        out_step - 8 * groups,
+        pixels,
+        table as usize,
+    ];
+    // SAFETY: `dw_groups` checked `groups ≥ 1`, `pixels ≥ 1`, `n ≥ 1` runs
+    // each at least 8·groups bytes long (`Taps`: checked on fill, one
+    // pixel; interior runs: base + (pixels − 1)·step + max(offs) +
+    // 8·groups ≤ input.len()), `w` ≥ 8·n·groups bytes, `k` ≥ 24·groups
+    // words (4-aligned: scratch words) and `out` ≥ (pixels − 1)·out_step +
+    // 8·groups bytes with out_step ≥ 8·groups. Group g of pixel p reads
+    // bytes 8g .. 8g + 8 of every run (the table holds n words: pointers,
+    // or offsets from the pixel's start), w[8·n·g .. 8·n·(g + 1)] and
+    // k[24g .. 24g + 24] (both pointers reset per pixel from `ctx`) and
+    // writes out[p·out_step + 8g ..][..8]; `lim` is 48 readable bytes and
+    // `ctx` 32 bytes read and written (words 3 and 6). No stack; q0–q7,
+    // r0–r2, lr and flags are clobbered and declared so.
     unsafe {
         core::arch::asm!(
             "vldrw.u32 q6, [{l}, #16]",
             "vldrw.u32 q7, [{l}, #32]",
+            "0:",
+            "ldr {k}, [{ctx}]",
+            "ldr r2, [{ctx}, #4]",
+            "ldr {g}, [{ctx}, #8]",
+            "ldr {j}, [{ctx}, #12]",
             "1:",
-            "mov {t}, {tp}",
+            "ldr {t}, [{ctx}, #28]",
             "vldrw.u32 q0, [{k}]",
             "vldrw.u32 q1, [{k}, #16]",
             "dls lr, {n}",
@@ -570,18 +672,29 @@ fn dw_groups_impl(
             "add {j}, {j}, #8",
             "subs {g}, {g}, #1",
             "bne 1b",
-            tp = in(reg) table,
+            // The next pixel: its start, the output skip, pixels left.
+            "ldr {t}, [{ctx}, #16]",
+            "ldr {j}, [{ctx}, #12]",
+            "add {j}, {j}, {t}",
+            "str {j}, [{ctx}, #12]",
+            "ldr {t}, [{ctx}, #20]",
+            "add r1, r1, {t}",
+            "ldr {t}, [{ctx}, #24]",
+            "subs {t}, {t}, #1",
+            "str {t}, [{ctx}, #24]",
+            "bne 0b",
+            ctx = in(reg) ctx.as_mut_ptr(),
             t = out(reg) _,
             n = in(reg) n,
-            j = inout(reg) start => _,
-            k = inout(reg) k.as_ptr() => _,
-            g = inout(reg) groups => _,
+            j = out(reg) _,
+            k = out(reg) _,
+            g = out(reg) _,
             l = in(reg) lim as *const PlaneLimits,
             // Low registers: the widening loads and the narrowing store
             // encode Rn in 3 bits.
             out("r0") _,
             inout("r1") out.as_mut_ptr() => _,
-            inout("r2") w.as_ptr() => _,
+            out("r2") _,
             out("lr") _,
             out("d0") _, out("d1") _, out("d2") _, out("d3") _,
             out("d4") _, out("d5") _, out("d6") _, out("d7") _,
@@ -838,25 +951,40 @@ mod tests {
         taps.push(&run).unwrap();
         let taps = Runs::Taps(&taps);
         let (w, k, mut out) = ([0i8; 32], [-1i32; 48], [0i8; 16]);
-        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 2).is_ok());
-        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 0).is_err());
-        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 3).is_err());
-        assert!(dw_groups(&taps, &w[..15], &k, &lim, &mut out, 2).is_err());
-        assert!(dw_groups(&taps, &w, &k[..47], &lim, &mut out, 2).is_err());
-        assert!(dw_groups(&taps, &w, &k, &lim, &mut out[..15], 2).is_err());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 2, 16).is_ok());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 0, 16).is_err());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out, 3, 24).is_err());
+        assert!(dw_groups(&taps, &w[..15], &k, &lim, &mut out, 2, 16).is_err());
+        assert!(dw_groups(&taps, &w, &k[..47], &lim, &mut out, 2, 16).is_err());
+        assert!(dw_groups(&taps, &w, &k, &lim, &mut out[..15], 2, 16).is_err());
         let empty = Taps::new(16);
-        assert!(dw_groups(&Runs::Taps(&empty), &w, &k, &lim, &mut out, 2).is_err());
+        assert!(dw_groups(&Runs::Taps(&empty), &w, &k, &lim, &mut out, 2, 16).is_err());
         // Interior runs: base + farthest offset + 8·groups inside the input.
         let input = [0i8; 40];
         let at = |base, offs| Runs::Interior {
             input: &input,
             base,
             offs,
+            pixels: 1,
+            step: 0,
         };
-        assert!(dw_groups(&at(4, &[0, 20]), &w[..32], &k, &lim, &mut out, 1).is_ok());
-        assert!(dw_groups(&at(12, &[0, 20]), &w, &k, &lim, &mut out, 1).is_ok());
-        assert!(dw_groups(&at(13, &[0, 20]), &w, &k, &lim, &mut out, 1).is_err());
-        assert!(dw_groups(&at(usize::MAX, &[0, 20]), &w, &k, &lim, &mut out, 1).is_err());
+        assert!(dw_groups(&at(4, &[0, 20]), &w[..32], &k, &lim, &mut out, 1, 8).is_ok());
+        assert!(dw_groups(&at(12, &[0, 20]), &w, &k, &lim, &mut out, 1, 8).is_ok());
+        assert!(dw_groups(&at(13, &[0, 20]), &w, &k, &lim, &mut out, 1, 8).is_err());
+        assert!(dw_groups(&at(usize::MAX, &[0, 20]), &w, &k, &lim, &mut out, 1, 8).is_err());
+        // Several pixels: the last one's runs and outputs inside.
+        let row = |base, pixels, step| Runs::Interior {
+            input: &input,
+            base,
+            offs: &[0, 20],
+            pixels,
+            step,
+        };
+        assert!(dw_groups(&row(0, 2, 12), &w, &k, &lim, &mut out, 1, 8).is_ok());
+        assert!(dw_groups(&row(0, 2, 13), &w, &k, &lim, &mut out, 1, 8).is_err());
+        assert!(dw_groups(&row(0, 0, 4), &w, &k, &lim, &mut out, 1, 8).is_err());
+        assert!(dw_groups(&row(0, 2, 4), &w, &k, &lim, &mut out, 1, 9).is_err());
+        assert!(dw_groups(&row(0, 2, 4), &w, &k, &lim, &mut out, 1, 7).is_err());
     }
 
     #[test]
