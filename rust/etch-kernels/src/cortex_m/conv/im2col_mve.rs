@@ -63,8 +63,13 @@ pub(crate) fn conv_layer(
     })())
 }
 
-/// Most 16-value chunks of a window [`conv_block`] takes (`K ≤ 64`).
+/// Most 16-value chunks of a window whose weights [`conv_block`] packs
+/// once per call for every group (`K ≤ 64`); larger windows (a multiple of
+/// 16) are packed per block and group.
 const BLOCK_MAX_CHUNKS: usize = 4;
+
+/// Fewest windows per block when the weights are packed per block.
+const BLOCK_MIN_REPACKED: usize = 8;
 
 /// A convolution with small windows (`K = kh·kw·cin ≤ 64`: the first
 /// layers of VWW and ResNet-8, 3×3 over 3 channels; 1×1 strided
@@ -89,21 +94,21 @@ pub(crate) fn conv_block(
     let (cin, cout) = (i.c, o.c);
     let k = kh.checked_mul(kw)?.checked_mul(cin)?;
     let kc = k.div_ceil(16);
-    if k == 0
-        || kc > BLOCK_MAX_CHUNKS
-        || cout == 0
-        || !cout.is_multiple_of(4)
-        || !(-127..=128).contains(&q.input_offset)
-    {
+    if k == 0 || cout == 0 || !cout.is_multiple_of(4) || !(-127..=128).contains(&q.input_offset) {
         return None;
     }
     let groups = cout / 4;
     let rowlen = 16 * kc;
     // Scratch words: kernel sums (cout i32), packed weights (64·kc bytes a
-    // group), then the block of windows.
-    let (sw, pw) = (cout.div_ceil(2), 8 * kc * groups);
+    // group: every group's when K ≤ 64, else one group's, repacked per
+    // block), then the block of windows.
+    let repack = kc > BLOCK_MAX_CHUNKS;
+    if repack && !k.is_multiple_of(16) {
+        return None;
+    }
+    let (sw, pw) = (cout.div_ceil(2), 8 * kc * if repack { 1 } else { groups });
     let block = scratch.len().checked_sub(sw + pw)? * 8 / rowlen;
-    if block < 4 {
+    if block < if repack { BLOCK_MIN_REPACKED } else { 4 } {
         return None;
     }
     for oc in 0..cout {
@@ -122,6 +127,9 @@ pub(crate) fn conv_block(
             let w = row(ops.filter, oc * k, k)?;
             *sums.get_mut(oc).ok_or(BAD)? =
                 super::super::common::init(ops.bias, oc, q.input_offset, w);
+            if repack {
+                continue;
+            }
             // Group oc/4, lane oc%4: chunk j of the row at 64j + 16·lane.
             let base = 64 * kc * (oc / 4) + 16 * (oc % 4);
             for (j, part) in w.chunks(16).enumerate() {
@@ -181,7 +189,18 @@ pub(crate) fn conv_block(
                     c.neg_right[l] = GroupConsts::neg_right(m, sh).ok_or(BAD)?;
                     c.kernel_sum[l] = *sums.get(oc + l).ok_or(BAD)?;
                 }
-                let w = pk.get(64 * kc * gi..64 * kc * (gi + 1)).ok_or(BAD)?;
+                let w = if repack {
+                    let rows = [
+                        row(ops.filter, oc * k, k)?,
+                        row(ops.filter, (oc + 1) * k, k)?,
+                        row(ops.filter, (oc + 2) * k, k)?,
+                        row(ops.filter, (oc + 3) * k, k)?,
+                    ];
+                    super::mve::pack_rows4(rows, pk)?;
+                    &pk[..]
+                } else {
+                    pk.get(64 * kc * gi..64 * kc * (gi + 1)).ok_or(BAD)?
+                };
                 let out = output.get_mut(p0 * cout + oc..).ok_or(BAD)?;
                 gemm_x4(x, kc, w, &c, pn, out, cout)?;
             }

@@ -208,7 +208,7 @@ pub(super) fn pointwise_narrow(ops: &ConvOperands<'_>, output: &mut [i8]) -> Opt
 /// Errors unless the rows have one length `K`, a non-zero multiple of 16,
 /// and `dst` holds `4K` values.
 #[inline(always)]
-fn pack_rows4(rows: [&[i8]; 4], dst: &mut [i8]) -> KernelResult {
+pub(crate) fn pack_rows4(rows: [&[i8]; 4], dst: &mut [i8]) -> KernelResult {
     let k = rows[0].len();
     if k == 0 || !k.is_multiple_of(16) || rows.iter().any(|r| r.len() != k) || dst.len() < 4 * k {
         return Err(BAD);
