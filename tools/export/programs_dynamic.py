@@ -1,7 +1,7 @@
 """Exports the dynamic-shape and dim-order programs of the program-features
 zoo (issue 23) with upstream ExecuTorch (pinned in requirements.txt).
 
-usage: python programs_dynamic.py OUT_DIR
+usage: python programs_dynamic.py OUT_DIR [--only SUBSTRING]
 
 Programs (tests/programs convention: <name>.pte, <name>.<method>.steps/ with
 <k>.input<i>.npy and reference <k>.output<j>.npy for executions k = 0, 1, ...
@@ -13,6 +13,10 @@ of ONE loaded method, and <name>.json):
                 (executorch_prim::mul.Scalar, et_view) and a mean over T; run
                 at T = 32, 5, 17, 1. aten::sym_size feeds them all.
   seq_dyn_int8  the same through PT2E q/dq (XNNPACKQuantizer), if it exports.
+  seq_ops_dyn_f32  an attention read-out over the same dynamic T: cat of a
+                learned token, layer_norm, slices, softmax over T (kernels
+                that resize their outputs), sizes from T // 2, T % 3 and
+                -(T // 2) (executorch_prim floordiv, mod, neg).
   dimorder_f32  a small channels-last convolution net (portable, float)
                 whose input [1, 1, 32, 32] has dim order [0, 2, 1, 3] and
                 whose first aten::convolution writes a channels-last output:
@@ -62,6 +66,42 @@ class SeqModel(torch.nn.Module):
         o = o + torch.ones(1, t, 1) * (t - 1) * 0.125
         flat = o.reshape(1, t * 4)  # executorch_prim::mul.Scalar, et_view
         return flat * 2.0, o.mean(dim=1)
+
+
+class SeqOps(torch.nn.Module):
+    """An attention read-out over a dynamic length: a learned token
+    concatenated in front (aten::cat), layer_norm, slices, linears, softmax
+    over T, and outputs whose sizes and values come from T // 2, T % 3 and
+    -(T // 2) (executorch_prim::floordiv, mod, neg.Scalar)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Parameter(torch.randn(1, 1, 8))
+        self.norm = torch.nn.LayerNorm(8)
+        self.q = torch.nn.Linear(8, 8)
+        self.k = torch.nn.Linear(8, 8)
+
+    def forward(self, x):  # x [1, T, 8]
+        t = x.shape[1]
+        h = self.norm(torch.cat([self.tok, x], dim=1))  # [1, T + 1, 8]
+        q = self.q(h[:, :1])  # [1, 1, 8]
+        k = self.k(h[:, 1:])  # [1, T, 8]
+        a = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.35, dim=-1)  # [1, 1, T]
+        ctx = torch.bmm(a, h[:, 1:])  # [1, 1, 8]
+        sizes = torch.full((1, t // 2 + 1), 1.0) * (t % 3 - t)
+        neg = torch.full((1, 2), -(t // 2))
+        return ctx, sizes, neg
+
+
+def seq_ops_f32():
+    from executorch.exir import ExecutorchBackendConfig, to_edge
+
+    torch.manual_seed(SEED)
+    m = SeqOps().eval()
+    ep = torch.export.export(m, step_inputs(0), dynamic_shapes=dynamic_shapes(), strict=True)
+    buf = to_edge(ep).to_executorch(ExecutorchBackendConfig()).buffer
+    inputs = [step_inputs(k) for k in range(len(LENGTHS))]
+    return buf, inputs, runtime_steps(buf, inputs)
 
 
 def step_inputs(k):
@@ -207,6 +247,8 @@ PROGRAMS = {
     "seq_dyn_int8": (seq_int8, "int8 (q/dq), float I/O", "portable",
                      "portable int8: PT2E q/dq, XNNPACKQuantizer per-tensor, no delegate; "
                      "torch.export with dynamic_shapes Dim('T', min=1, max=32)"),
+    "seq_ops_dyn_f32": (seq_ops_f32, "float32", "portable", "float32, no quantization, no delegate; "
+                        "torch.export with dynamic_shapes Dim('T', min=1, max=32)"),
     "dimorder_f32": (lambda: dimorder_portable(False), "float32", "portable",
                      "float32, channels-last model and input [1, 1, 32, 32] (dim order [0, 2, 1, 3]), "
                      "no quantization, no delegate"),
@@ -237,8 +279,11 @@ RULES = {
 
 def main():
     out_dir = sys.argv[1]
+    only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else ""
     os.makedirs(out_dir, exist_ok=True)
     for name, (fn, dtype, path, how) in PROGRAMS.items():
+        if only not in name:
+            continue
         try:
             buf, inputs, refs = fn()
         except Exception as e:  # noqa: BLE001  the exporter's error is reported

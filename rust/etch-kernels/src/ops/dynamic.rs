@@ -33,6 +33,18 @@ impl Sizes {
         self.len += 1;
         Ok(())
     }
+    /// Sets every size from dimension `d` on to `v`.
+    pub(crate) fn fill_from(&mut self, d: usize, v: i64) {
+        if let Some(tail) = self.items.get_mut(d..self.len) {
+            tail.fill(v);
+        }
+    }
+    /// Sets dimension `d`'s size (nothing past the rank).
+    pub(crate) fn set(&mut self, d: usize, v: i64) {
+        if let Some(s) = self.items.get_mut(..self.len).and_then(|s| s.get_mut(d)) {
+            *s = v;
+        }
+    }
     pub(crate) fn as_slice(&self) -> &[i64] {
         self.items.get(..self.len).unwrap_or(&[])
     }

@@ -165,6 +165,20 @@ const LAYER_NORM: &str = "aten::native_layer_norm.out(Tensor input, SymInt[] nor
 fn layer_norm(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let shape = ctx.int_list(arg!(LAYER_NORM, normalized_shape))?;
     let eps = ctx.double(arg!(LAYER_NORM, eps))? as f32;
+    if ctx.has_dynamic_shapes() {
+        // out0 as the input; mean and rstd the input's sizes with the
+        // normalized dims 1 (upstream's get_layer_norm_out_target_size).
+        let x_arg = arg!(LAYER_NORM, input);
+        crate::ops::dynamic::resize_like(ctx, arg!(LAYER_NORM, out0), x_arg)?;
+        let mut stat = crate::ops::dynamic::Sizes::of(ctx, x_arg)?;
+        let rank = stat.as_slice().len();
+        let lead = rank
+            .checked_sub(shape.len())
+            .ok_or(bad("layer_norm normalized_shape"))?;
+        stat.fill_from(lead, 1);
+        crate::ops::dynamic::resize(ctx, arg!(LAYER_NORM, out1), &stat)?;
+        crate::ops::dynamic::resize(ctx, arg!(LAYER_NORM, out2), &stat)?;
+    }
     let ([x, w, b], [mut out, mut mean_out, mut rstd_out]) = ctx.io(
         arg!(LAYER_NORM, [input, weight, bias]),
         arg!(LAYER_NORM, [out0, out1, out2]),

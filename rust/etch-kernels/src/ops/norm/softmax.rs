@@ -50,6 +50,9 @@ fn softmax_out(ctx: &mut KernelContext<'_, '_>, args: [usize; 4], log: bool) -> 
     if ctx.bool(half_arg)? {
         return Err(bad("softmax half_to_float"));
     }
+    if ctx.has_dynamic_shapes() {
+        crate::ops::dynamic::resize_like(ctx, out_arg, x_arg)?;
+    }
     let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
     let x = required(x, x_arg)?;
     if x.dtype != out.dtype

@@ -21,6 +21,9 @@ fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let n = ctx.tensor_list_len(arg!(S, tensors))?;
     let dim = ctx.int(arg!(S, dim))?;
     let out_value = ctx.value_index(arg!(S, out))?;
+    if ctx.has_dynamic_shapes() {
+        cat_resize(ctx, n, dim)?;
+    }
     let mut offset = 0usize; // position along `dim`
     for k in 0..n {
         let v = ctx.tensor_list_item(arg!(S, tensors), k)?;
@@ -43,6 +46,38 @@ fn cat_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         offset += x.shape.size(d as isize);
     }
     Ok(())
+}
+
+/// Resizes `cat`'s output to its inputs' current sizes: the first
+/// non-empty input's, with `dim` the sum of theirs (upstream's
+/// `get_cat_out_target_size`; mismatches are refused by `cat_out`).
+fn cat_resize(ctx: &mut KernelContext<'_, '_>, n: usize, dim: i64) -> Result<()> {
+    const S: &str = CAT;
+    let mut sizes = crate::ops::dynamic::Sizes::new();
+    let mut total = 0i64;
+    let mut d = 0usize;
+    for k in 0..n {
+        let v = ctx.tensor_list_item(arg!(S, tensors), k)?;
+        let ([x], []) = ctx.io_values([Some(v)], [])?;
+        let x = required(x, arg!(S, tensors))?;
+        if x.numel() == 0 {
+            continue;
+        }
+        let rank = x.shape.rank() as i64;
+        if sizes.as_slice().is_empty() {
+            d = usize::try_from(if dim < 0 { dim + rank } else { dim })
+                .map_err(|_| bad("cat shapes"))?;
+            for s in x.shape.sizes().iter() {
+                sizes.push(s as i64)?;
+            }
+        }
+        total = total.saturating_add(x.shape.size(d as isize) as i64);
+    }
+    if sizes.as_slice().is_empty() {
+        return Ok(());
+    }
+    sizes.set(d, total);
+    crate::ops::dynamic::resize(ctx, arg!(S, out), &sizes)
 }
 
 /// `stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out)`: inputs of

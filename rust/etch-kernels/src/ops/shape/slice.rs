@@ -17,6 +17,26 @@ use crate::ops::copy::walk::{
 /// `dim` must be the slice's length, `ceil((end - start) / step)`.
 pub const SLICE_COPY_TENSOR_OUT: Kernel = op!(SLICE_COPY, slice_copy);
 
+/// `start` clamped as upstream's `adjust_slice_indices`, and the slice's
+/// length `ceil((end - start) / step)`; `step` > 0, `size` a tensor size.
+fn slice_bounds(start: i64, end: Option<i64>, step: i64, size: i64) -> (i64, i64) {
+    // `x + size` cannot overflow for a negative `x`: `size` is a tensor
+    // size, far below `i64::MAX`.
+    let start = if start < 0 { start + size } else { start }.clamp(0, size);
+    let end = end.map_or(size, |e| if e < 0 { e + size } else { e });
+    // max/min, not clamp: clamp's `start <= size` assertion is a panic path
+    // the compiler does not remove (start is already in 0..=size).
+    let end = end.max(start).min(size);
+    // `end - start` is in 0..=size and `step` > 0: no overflow.
+    let len = (end - start).div_euclid(step) + ((end - start).rem_euclid(step) != 0) as i64;
+    (start, len)
+}
+
+/// The slice's length (see [`slice_bounds`]).
+fn slice_len(start: i64, end: Option<i64>, step: i64, size: i64) -> i64 {
+    slice_bounds(start, end, step, size).1
+}
+
 const SLICE_COPY: &str = "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
@@ -25,6 +45,22 @@ fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let start = ctx.opt_int(arg!(S, start))?.unwrap_or(0);
     let step = ctx.int(arg!(S, step))?;
     let end = ctx.opt_int(arg!(S, end))?;
+    if ctx.has_dynamic_shapes() {
+        // The output: self's sizes with `dim` the slice's length (the
+        // checks below refuse what does not add up).
+        let mut sizes = crate::ops::dynamic::Sizes::of(ctx, arg!(S, self))?;
+        let rank = sizes.as_slice().len() as i64;
+        let d = if dim < 0 { dim + rank } else { dim };
+        if let Some(&size) = usize::try_from(d)
+            .ok()
+            .and_then(|d| sizes.as_slice().get(d))
+        {
+            if step > 0 {
+                sizes.set(d as usize, slice_len(start, end, step, size));
+                crate::ops::dynamic::resize(ctx, arg!(S, out), &sizes)?;
+            }
+        }
+    }
     let ([x], [out]) = ctx.io(arg!(S, [self]), arg!(S, [out]))?;
     let x = required(x, arg!(S, self))?;
     let rank = x.shape.rank() as i64;
@@ -37,15 +73,7 @@ fn slice_copy(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         return Err(bad("slice_copy arguments"));
     }
     let size = x.shape.size(dim as isize) as i64;
-    // `x + size` cannot overflow for a negative `x`: `size` is a tensor
-    // size, far below `i64::MAX`.
-    let start = if start < 0 { start + size } else { start }.clamp(0, size);
-    let end = end.map_or(size, |e| if e < 0 { e + size } else { e });
-    // max/min, not clamp: clamp's `start <= size` assertion is a panic path
-    // the compiler does not remove (start is already in 0..=size).
-    let end = end.max(start).min(size);
-    // `end - start` is in 0..=size and `step` > 0: no overflow.
-    let len = (end - start).div_euclid(step) + ((end - start).rem_euclid(step) != 0) as i64;
+    let (start, len) = slice_bounds(start, end, step, size);
     if out.shape.size(dim as isize) as i64 != len {
         return Err(bad("slice_copy output length"));
     }
