@@ -157,7 +157,10 @@ static void call_running(void) {
   etch_error_t e;
   uint32_t prof[4];
   etch_status_t s;
-  switch (reentry++ % 8) {
+  int32_t sizes[16] = {1};
+  switch (reentry++ % 10) {
+  case 8: s = etch_method_set_input_sized(mh, 0, sizes, 1, data, 16); break;
+  case 9: s = etch_method_output_sizes(mh, 0, sizes, 16, &n); break;
   case 0: s = etch_method_execute(mh); break;
   case 1: s = etch_method_output(mh, 0, &out, &n); break;
   case 2: s = etch_method_set_input(mh, 0, data, 16); break;
@@ -213,7 +216,7 @@ static void sequence(const uint8_t *bytes, size_t size) {
   static const unsigned prefix[3] = {0, 2, 3};
   int scripted = (next(&r) & 3) != 0;
   for (int step = 0; step < 32 && r.n > 0; step++) {
-    unsigned op = scripted && step < 3 ? prefix[step] : next(&r) % 22;
+    unsigned op = scripted && step < 3 ? prefix[step] : next(&r) % 24;
     cur_op = op;
     switch (op) {
     case 0: { /* program from a fixture, possibly misaligned or short */
@@ -376,6 +379,52 @@ static void sequence(const uint8_t *bytes, size_t size) {
       const void **o = out_ptr(&r, (void *)&out, sizeof out, &where);
       size_t *np = out_ptr(&r, &n, sizeof n, &where);
       after(etch_method_output(mp, next(&r) & 1, o, np), where.on_method, where.in_pte);
+      break;
+    }
+    case 22: { /* an input set with sizes: the bounds, one size off, another rank,
+                * a negative size, too many dims; sizes and bytes maybe in a hostile place */
+      size_t i = next(&r) & 1;
+      etch_tensor_info_t info;
+      int32_t sizes[17] = {0};
+      size_t dim = 1, elems = 1;
+      if (etch_method_input_info(&prog, name, i, &info) == ETCH_OK) {
+        dim = info.dim;
+        memcpy(sizes, info.sizes, sizeof info.sizes);
+      }
+      switch (next(&r) & 7) {
+      case 0: if (dim) sizes[next(&r) % dim] += (next(&r) & 1) ? 1 : -1; break;
+      case 1: dim = (dim + 1 + (next(&r) & 1)) % 18; break;
+      case 2: if (dim) sizes[0] = -(int32_t)(next(&r) + 1); break;
+      case 3: dim = 17; break;
+      default: break;
+      }
+      for (size_t d = 0; d < dim && d < 16; d++) elems *= sizes[d] > 0 ? (size_t)sizes[d] : 1;
+      size_t len = len_near(&r, elems * ((next(&r) & 1) ? 4 : 1));
+      if (len > ARENA) len = ARENA;
+      memset(data, next(&r), len);
+      /* Both are only read: a place over the method's memory is refused,
+       * one in the program bytes may be read; neither may be written. */
+      const int32_t *sp = sizes;
+      const uint8_t *dp = data;
+      if ((next(&r) & 3) == 0) {
+        place_t pl = place(&r, 4);
+        if (pl.len >= dim * 4) sp = (const int32_t *)(void *)pl.p;
+      }
+      if ((next(&r) & 3) == 0) {
+        place_t pl = place(&r, 1);
+        if (pl.len >= len) dp = pl.p;
+      }
+      after(etch_method_set_input_sized(mp, i, sp, dim, dp, len), 0, 0);
+      break;
+    }
+    case 23: { /* output sizes into hostile places, room short or enough */
+      int32_t sizes[16];
+      size_t n = 0;
+      place_t where = {0, 0, 0, 0, 0};
+      int32_t *sp = out_ptr(&r, sizes, sizeof sizes, &where);
+      size_t *np = out_ptr(&r, &n, sizeof n, &where);
+      after(etch_method_output_sizes(mp, next(&r) & 1, sp, next(&r) % 17, np), where.on_method,
+            where.in_pte);
       break;
     }
     case 20: { /* input bytes from a hostile place (read only: the program is fine) */
