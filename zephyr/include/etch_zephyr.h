@@ -321,6 +321,18 @@ etch_status_t etch_zephyr_models_update_write(struct etch_zephyr_models *m, cons
  */
 etch_status_t etch_zephyr_models_update_finish(struct etch_zephyr_models *m,
 					       etch_program_t *program);
+
+#if defined(CONFIG_ETCH_MODEL_SLOTS_SHELL)
+/**
+ * Gives the shell commands `etch model status|begin <bytes>|data
+ * <base64>|finish` (CONFIG_ETCH_MODEL_SLOTS_SHELL) the state and the
+ * program handle to act on: `etch model finish` loads the new program
+ * into `program`, so attach a handle whose methods the application does
+ * not hold across an update (or reloads them after one). `etch image shell
+ * model.etim` on the host prints the lines to send.
+ */
+void etch_zephyr_models_shell_attach(struct etch_zephyr_models *m, etch_program_t *program);
+#endif
 #endif
 
 #ifdef __cplusplus

@@ -404,3 +404,142 @@ etch_status_t etch_zephyr_models_update_finish(struct etch_zephyr_models *m,
 	       (unsigned int)next, sent.pte_len);
 	return ETCH_OK;
 }
+
+#if defined(CONFIG_ETCH_MODEL_SLOTS_SHELL)
+#include <stdlib.h>
+#include <zephyr/shell/shell.h>
+#include <zephyr/sys/base64.h>
+
+/* What the shell commands act on (the application's, attached once). */
+static struct etch_zephyr_models *shell_models;
+static etch_program_t *shell_program;
+
+void etch_zephyr_models_shell_attach(struct etch_zephyr_models *m, etch_program_t *program)
+{
+	shell_models = m;
+	shell_program = program;
+}
+
+static bool attached(const struct shell *sh)
+{
+	if (shell_models == NULL || shell_program == NULL) {
+		shell_error(sh, "etch model: no models attached "
+				"(etch_zephyr_models_shell_attach())");
+		return false;
+	}
+	return true;
+}
+
+static int status_result(const struct shell *sh, const char *what, etch_status_t st)
+{
+	if (st == ETCH_OK) {
+		shell_print(sh, "etch model %s: ok", what);
+		return 0;
+	}
+	shell_error(sh, "etch model %s: 0x%02x %s%s%s", what, (unsigned int)st, etch_status_str(st),
+		    shell_models->fault != ETCH_IMAGE_FAULT_NONE ? ", " : "",
+		    shell_models->fault != ETCH_IMAGE_FAULT_NONE ? fault_str(shell_models->fault)
+								 : "");
+	return -EINVAL;
+}
+
+static int cmd_status(const struct shell *sh, size_t argc, char **argv)
+{
+	ARG_UNUSED(argc);
+	ARG_UNUSED(argv);
+	if (!attached(sh)) {
+		return -ENOEXEC;
+	}
+	if (shell_models->active < 0) {
+		shell_print(sh, "active: none");
+	} else {
+		shell_print(sh, "active: slot %c, generation %u", slot_name(shell_models->active),
+			    (unsigned int)shell_models->sequence);
+	}
+	for (int s = 0; s < 2; s++) {
+		const struct flash_area *fa;
+		const uint8_t *mem;
+		etch_image_info_t info;
+		etch_image_fault_t fault = ETCH_IMAGE_FAULT_NONE;
+
+		if (flash_area_open(slot_ids[s], &fa) != 0) {
+			shell_print(sh, "slot %c: cannot open", slot_name(s));
+			continue;
+		}
+		mem = slot_memory(fa);
+		if (mem != NULL &&
+		    etch_image_check(mem, fa->fa_size, fa->fa_size, &info, &fault) == ETCH_OK) {
+			shell_print(sh, "slot %c: image, generation %u, .pte %zu B", slot_name(s),
+				    (unsigned int)info.sequence, info.pte_len);
+		} else {
+			shell_print(sh, "slot %c: %s", slot_name(s),
+				    mem == NULL ? "not memory-mapped" : fault_str(fault));
+		}
+		flash_area_close(fa);
+	}
+	return 0;
+}
+
+static int cmd_begin(const struct shell *sh, size_t argc, char **argv)
+{
+	char *end;
+	unsigned long len;
+
+	ARG_UNUSED(argc);
+	if (!attached(sh)) {
+		return -ENOEXEC;
+	}
+	len = strtoul(argv[1], &end, 10);
+	if (*end != '\0' || end == argv[1]) {
+		shell_error(sh, "etch model begin: '%s' is not a byte count", argv[1]);
+		return -EINVAL;
+	}
+	return status_result(sh, "begin",
+			     etch_zephyr_models_update_begin(shell_models, (size_t)len));
+}
+
+static int cmd_data(const struct shell *sh, size_t argc, char **argv)
+{
+	uint8_t buf[CONFIG_SHELL_CMD_BUFF_SIZE];
+	size_t n = 0;
+	etch_status_t st;
+
+	ARG_UNUSED(argc);
+	if (!attached(sh)) {
+		return -ENOEXEC;
+	}
+	if (base64_decode(buf, sizeof(buf), &n, (const uint8_t *)argv[1], strlen(argv[1])) != 0) {
+		shell_error(sh, "etch model data: not base64");
+		return -EINVAL;
+	}
+	st = etch_zephyr_models_update_write(shell_models, buf, n);
+	if (st != ETCH_OK) {
+		return status_result(sh, "data", st);
+	}
+	return 0;
+}
+
+static int cmd_finish(const struct shell *sh, size_t argc, char **argv)
+{
+	ARG_UNUSED(argc);
+	ARG_UNUSED(argv);
+	if (!attached(sh)) {
+		return -ENOEXEC;
+	}
+	return status_result(sh, "finish",
+			     etch_zephyr_models_update_finish(shell_models, shell_program));
+}
+
+SHELL_STATIC_SUBCMD_SET_CREATE(
+	etch_model_cmds,
+	SHELL_CMD_ARG(status, NULL, "Active slot and what each slot holds", cmd_status, 1, 0),
+	SHELL_CMD_ARG(begin, NULL, "<bytes>: start an update of an image of that length",
+		      cmd_begin, 2, 0),
+	SHELL_CMD_ARG(data, NULL, "<base64>: the next bytes of the image", cmd_data, 2, 0),
+	SHELL_CMD_ARG(finish, NULL, "Check the image and activate it", cmd_finish, 1, 0),
+	SHELL_SUBCMD_SET_END);
+SHELL_STATIC_SUBCMD_SET_CREATE(etch_cmds,
+			       SHELL_CMD(model, &etch_model_cmds, "Model slots (A/B)", NULL),
+			       SHELL_SUBCMD_SET_END);
+SHELL_CMD_REGISTER(etch, &etch_cmds, "etch runtime", NULL);
+#endif

@@ -6,6 +6,7 @@
 //! ```text
 //! etch image wrap MODEL.pte -o MODEL.etim [--sequence N]
 //! etch image check MODEL.etim [--slot-size BYTES]
+//! etch image shell MODEL.etim [--chunk BYTES]   # lines for the Zephyr shell
 //! ```
 
 use clap::{Args as ClapArgs, Subcommand};
@@ -38,6 +39,33 @@ enum Cmd {
         #[arg(long)]
         slot_size: Option<usize>,
     },
+    /// The Zephyr shell lines that send an image (checked first):
+    /// `etch model begin N`, `etch model data <base64>`..., `etch model finish`.
+    Shell {
+        image: String,
+        /// Image bytes per `data` line (the shell's line buffer, 256 by
+        /// default, holds 177).
+        #[arg(long, default_value_t = 96)]
+        chunk: usize,
+    },
+}
+
+/// Standard base64 (RFC 4648, with padding), as Zephyr's base64_decode reads it.
+fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (k, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if k <= c.len() {
+                out.push(A[(n >> shift) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 pub fn fault_text(f: Fault) -> &'static str {
@@ -57,6 +85,20 @@ fn hex(d: &[u8]) -> String {
 
 pub fn main(a: Args) -> Result<(), String> {
     match a.command {
+        Cmd::Shell { image, chunk } => {
+            if chunk == 0 || chunk > 177 {
+                return Err(format!("--chunk {chunk}: 1 to 177 bytes per line"));
+            }
+            let bytes = std::fs::read(&image).map_err(|e| format!("{image}: {e}"))?;
+            Image::new_checked(&bytes, usize::MAX)
+                .map_err(|f| format!("{image}: {}", fault_text(f)))?;
+            outln!("etch model begin {}", bytes.len());
+            for c in bytes.chunks(chunk) {
+                outln!("etch model data {}", base64(c));
+            }
+            outln!("etch model finish");
+            Ok(())
+        }
         Cmd::Wrap {
             pte,
             output,
@@ -107,6 +149,26 @@ pub fn main(a: Args) -> Result<(), String> {
                 hex(&img.repr.sha256)
             );
             Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // RFC 4648, section 10.
+    #[test]
+    fn base64_vectors() {
+        let v = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (i, o) in v {
+            assert_eq!(super::base64(i.as_bytes()), o);
         }
     }
 }

@@ -82,4 +82,19 @@ fn wrap_then_check() {
     // Only programs are wrapped.
     let (ok, text) = etch(&["image", "wrap", "tests/fixtures/README.md", "-o", &bad]);
     assert!(!ok, "{text}");
+
+    // The shell lines: begin with the length, data lines of base64, finish.
+    let (ok, text) = etch(&["image", "shell", &out, "--chunk", "100"]);
+    assert!(ok, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2 + 5472_usize.div_ceil(100), "{text}");
+    assert_eq!(lines[0], "etch model begin 5472");
+    assert!(
+        lines[1].starts_with("etch model data RVRJTQEAQAA"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines.last(), Some(&"etch model finish"));
+    let (ok, text) = etch(&["image", "shell", pte]);
+    assert!(!ok && text.contains("bad magic"), "{text}");
 }

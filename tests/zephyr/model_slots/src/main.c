@@ -366,4 +366,68 @@ ZTEST(etch_model_slots, test_boot_falls_back)
 	run_exact(first_input_data, first_input_size, first_output_data, first_output_size);
 }
 
+#if defined(CONFIG_ETCH_MODEL_SLOTS_SHELL)
+#include <zephyr/shell/shell.h>
+#include <zephyr/shell/shell_dummy.h>
+#include <zephyr/sys/base64.h>
+
+static char line[160];
+
+/* What `etch image shell` prints, sent through the shell: begin, data
+ * lines of 96 bytes in base64, finish.
+ */
+static int shell_send(const struct shell *sh, size_t n)
+{
+	size_t olen;
+	int rc;
+
+	snprintk(line, sizeof(line), "etch model begin %zu", n);
+	rc = shell_execute_cmd(sh, line);
+	for (size_t at = 0; rc == 0 && at < n; at += 96) {
+		strcpy(line, "etch model data ");
+		zassert_ok(base64_encode((uint8_t *)&line[16], sizeof(line) - 16, &olen,
+					 &image[at], MIN(96, n - at)));
+		rc = shell_execute_cmd(sh, line);
+	}
+	return rc != 0 ? rc : shell_execute_cmd(sh, "etch model finish");
+}
+
+ZTEST(etch_model_slots, test_shell_update)
+{
+	const struct shell *sh = shell_backend_dummy_get_ptr();
+	const char *out;
+	size_t len, n;
+
+	/* The dummy backend starts with the shell's thread. */
+	WAIT_FOR(shell_ready(sh), 20000, k_msleep(1));
+	zassert_true(shell_ready(sh), "the dummy shell did not start");
+	install_first();
+	etch_zephyr_models_shell_attach(&models, &program);
+
+	n = make_image(second_model_data, second_model_size, 0);
+	zassert_ok(shell_send(sh, n));
+	expect_active(SLOT_B, 2);
+	run_exact(second_input_data, second_input_size, second_output_data, second_output_size);
+
+	shell_backend_dummy_clear_output(sh);
+	zassert_ok(shell_execute_cmd(sh, "etch model status"));
+	out = shell_backend_dummy_get_output(sh, &len);
+	zassert_not_null(strstr(out, "active: slot B, generation 2"), "%s", out);
+	zassert_not_null(strstr(out, "slot A: image, generation 1, .pte 5408 B"), "%s", out);
+
+	/* A corrupted one through the shell: refused, with the reason. */
+	n = make_image(etch_model_data, etch_model_size, 0);
+	image[ETCH_IMAGE_HEADER_LEN + 7] ^= 1;
+	shell_backend_dummy_clear_output(sh);
+	zassert_equal(shell_send(sh, n), -EINVAL);
+	out = shell_backend_dummy_get_output(sh, &len);
+	zassert_not_null(strstr(out, "etch model finish: 0x23 InvalidProgram, SHA-256 mismatch"),
+			 "%s", out);
+	expect_active(SLOT_B, 2);
+	/* Not base64; not a number. */
+	zassert_equal(shell_execute_cmd(sh, "etch model data !!!"), -EINVAL);
+	zassert_equal(shell_execute_cmd(sh, "etch model begin lots"), -EINVAL);
+}
+#endif
+
 ZTEST_SUITE(etch_model_slots, NULL, NULL, before, NULL, NULL);
