@@ -16,7 +16,8 @@
  * both calls from inside the running method; each with its exact status
  * and `at`, and the method unchanged afterwards.
  *
- * Prints "N passed, M failed"; the exit status is non-zero on failure.
+ * Prints "N passed, M failed"; the exit status is non-zero on failure
+ * (ETCH_SEMIHOSTING: bare metal under QEMU, the exit through semihosting).
  */
 #include "etch.h"
 #include "program_sizes.h"
@@ -140,8 +141,8 @@ static int run_step(const prog_t *p, const prog_method_t *pm, size_t k, int keep
     CHECK_STATUS(etch_method_output_sizes(&method, j, sizes, ETCH_MAX_DIMS, &dim), ETCH_OK);
     int same = dim == want->dim && memcmp(sizes, want->sizes, dim * sizeof sizes[0]) == 0;
     CHECK(same, "%s step %u output %u: rank %u [%d, %d, ...], want rank %u [%d, %d, ...]",
-          pm->name, (unsigned)k, (unsigned)j, (unsigned)dim, sizes[0], dim > 1 ? sizes[1] : 0,
-          (unsigned)want->dim, want->sizes[0], want->dim > 1 ? want->sizes[1] : 0);
+          pm->name, (unsigned)k, (unsigned)j, (unsigned)dim, (int)sizes[0], dim > 1 ? (int)sizes[1] : 0,
+          (unsigned)want->dim, (int)want->sizes[0], want->dim > 1 ? (int)want->sizes[1] : 0);
     if (!ok || !same) bad++;
     if (keep && j < MAX_OUTPUTS && out && n <= PROGRAM_MAX_OUTPUT_BYTES) {
       memcpy(first[j], out, n);
@@ -244,13 +245,13 @@ static void test_dynamic(const prog_t *p) {
   CHECK_STATUS(etch_method_input_info(&prog, pm->name, 0, &in), ETCH_OK);
   /* The upper bounds: [1, 32, 8]. */
   CHECK(in.dim == 3 && in.sizes[0] == 1 && in.sizes[1] == 32 && in.sizes[2] == 8,
-        "input bound rank %u [%d, %d, %d]", (unsigned)in.dim, in.sizes[0], in.sizes[1], in.sizes[2]);
+        "input bound rank %u [%d, %d, %d]", (unsigned)in.dim, (int)in.sizes[0], (int)in.sizes[1], (int)in.sizes[2]);
   if (!load(p, pm->name)) return;
   /* Step 1 (T = 5) runs; every refusal after setting it leaves T = 5 and
    * its bytes. (Not an execute without setting the input again: the input's
    * planned bytes may be reused by later tensors, as in ExecuTorch.) */
   size_t k5 = 1;
-  CHECK(pm->steps[k5].inputs[0].sizes[1] == 5, "step 1 has T = %d", pm->steps[k5].inputs[0].sizes[1]);
+  CHECK(pm->steps[k5].inputs[0].sizes[1] == 5, "step 1 has T = %d", (int)pm->steps[k5].inputs[0].sizes[1]);
   CHECK(run_step(p, pm, k5, 1) == 0, "T = 5 from a fresh load");
   const prog_tensor_t *t5 = &pm->steps[k5].inputs[0];
   size_t elem = t5->len / (5 * 8);
@@ -303,10 +304,10 @@ static void test_dynamic(const prog_t *p) {
   size_t dim = 99;
   CHECK_STATUS(etch_method_output_sizes(&method, 0, sizes, 1, &dim), ETCH_INVALID_ARGUMENT);
   CHECK(dim == 99 && sizes[0] == -7, "written on refusal: dim %u sizes[0] %d", (unsigned)dim,
-        sizes[0]);
+        (int)sizes[0]);
   CHECK_STATUS(etch_method_output_sizes(&method, 0, sizes, 2, &dim), ETCH_OK);
   CHECK(dim == 2 && sizes[0] == 1 && sizes[1] == pm->steps[k5].outputs[0].sizes[1],
-        "rank %u [%d, %d]", (unsigned)dim, sizes[0], sizes[1]);
+        "rank %u [%d, %d]", (unsigned)dim, (int)sizes[0], (int)sizes[1]);
   CHECK_STATUS(etch_method_output_sizes(&method, 9, sizes, 2, &dim), ETCH_INVALID_ARGUMENT);
   CHECK_STATUS(etch_method_output_sizes(&method, 0, NULL, 2, &dim), ETCH_INVALID_ARGUMENT);
   CHECK_STATUS(etch_method_output_sizes(&method, 0, sizes, 2, NULL), ETCH_INVALID_ARGUMENT);
@@ -336,7 +337,7 @@ static void test_dynamic(const prog_t *p) {
   /* Still T = 5 (the callback's T = 32 was refused). */
   CHECK_STATUS(etch_method_output_sizes(&method, 0, sizes, ETCH_MAX_DIMS, &dim), ETCH_OK);
   CHECK(dim == 2 && sizes[1] == pm->steps[k5].outputs[0].sizes[1], "after re-entry [%d, %d]",
-        sizes[0], sizes[1]);
+        (int)sizes[0], (int)sizes[1]);
   /* T = 32, 5, 17, 1 in a row on the same method (the steps), then T = 1
    * first after a reload: sizes only ever come from the last call. */
   for (size_t k = 0; k < pm->num_steps; k++) CHECK(run_step(p, pm, k, 0) == 0, "step %u", (unsigned)k);
@@ -365,8 +366,20 @@ static void test_static(const prog_t *p) {
                 ETCH_INVALID_ARGUMENT, 0);
   CHECK(run_step(p, pm, 0, 0) == 0, "own sizes");
   CHECK_STATUS(etch_method_unload(&method), ETCH_OK);
-  printf("ok   %-22s static input: its own sizes run, [.., %d] refused\n", p->name, other[d]);
+  printf("ok   %-22s static input: its own sizes run, [.., %d] refused\n", p->name, (int)other[d]);
 }
+
+#ifdef ETCH_SEMIHOSTING
+/* Bare metal: end QEMU through semihosting with the result as exit status
+ * (ApplicationExit = 0, RunTimeError = 1), as harness.c does. */
+static void semihosting_exit(int ok) {
+  register int r0 __asm__("r0") = 0x18; /* SYS_EXIT */
+  register int r1 __asm__("r1") = ok ? 0x20026 : 0x20023;
+  __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
+  for (;;) {
+  }
+}
+#endif
 
 int main(void) {
   for (size_t i = 0; i < num_programs; i++) test_program(&programs[i]);
@@ -375,5 +388,8 @@ int main(void) {
     if (strcmp(programs[i].name, "running_sum_f32") == 0) test_static(&programs[i]);
   }
   printf("%d passed, %d failed\n", passed, failed);
+#ifdef ETCH_SEMIHOSTING
+  semihosting_exit(failed == 0);
+#endif
   return failed != 0;
 }

@@ -23,7 +23,8 @@
 #  8. programs as streams (tests/c-api/programs.c over tests/programs):
 #     state carried between executions and etch_method_reset, bounded dynamic
 #     shapes set with etch_method_set_input_sized and read back with
-#     etch_method_output_sizes, against ExecuTorch's runtime step by step.
+#     etch_method_output_sizes, against ExecuTorch's runtime step by step;
+#     x86_64 (ASan/UBSan), i686 and Cortex-M4F on qemu mps2-an386.
 # Usage: tools/ci/c-api.sh [--regen]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -317,6 +318,19 @@ if qemu mps2-an385 "$out/harness-canary.elf" >"$out/canary.log" 2>&1; then
 else
   echo "ok   qemu exit status follows the result (deliberately failing build: $(tail -1 "$out/canary.log"))"
 fi
+
+# The programs as streams on bare metal: the Cortex-M4F library with every
+# kernel and `dynamic`, tests/c-api/programs.c on mps2-an386 (same checks
+# as on the host; the exit status is the result).
+rm -f "$out/cargo-m4all/thumbv7em-none-eabihf/release/libetch.a"
+(cd "$ffi" && CARGO_TARGET_DIR=$out/cargo-m4all RUSTFLAGS="-C target-cpu=cortex-m4" cargo build -q --release \
+  --target thumbv7em-none-eabihf --no-default-features --features all-ops,all-dtypes,verify,dynamic,dsp) ||
+  fail "build of the Cortex-M4F library with every kernel and dynamic"
+m4="-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+compile "$out/programs-an386.elf" arm-none-eabi-gcc $m4 -mthumb --specs=rdimon.specs -L"$h/qemu" -T "$h/qemu/an385.ld" \
+  -Wl,--gc-sections -Wl,-z,noexecstack $cflags -DETCH_SEMIHOSTING "$out/startup-mps2-an386.o" "$h/programs.c" \
+  -I"$out/fx-prog" "$out/fx-prog/programs.c" "$out/cargo-m4all/thumbv7em-none-eabihf/release/libetch.a" -lm
+run "programs qemu mps2-an386 (thumbv7em-none-eabihf, all kernels, dynamic)" qemu mps2-an386 "$out/programs-an386.elf"
 
 # Opt-in (nightly + miri, several minutes): Miri over the Rust-side tests of
 # the handles (src/tests.rs), Stacked and Tree Borrows.
