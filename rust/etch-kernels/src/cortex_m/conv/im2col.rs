@@ -180,7 +180,7 @@ fn fill(dst: &mut [i8], v: i8) {
 /// `dst.copy_from_slice(src)` over the common length; on Helium a
 /// tail-predicated vector loop (no call).
 #[inline(always)]
-pub(crate) fn copy(dst: &mut [i8], src: &[i8]) {
+fn copy(dst: &mut [i8], src: &[i8]) {
     let n = dst.len().min(src.len());
     if n == 0 {
         return;

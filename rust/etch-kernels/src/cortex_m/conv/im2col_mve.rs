@@ -8,7 +8,7 @@
 use super::super::common::{row, runs, runs_mut, ConvOperands};
 use super::super::isa::mve::{gemm_x4, GroupConsts};
 use super::super::{ConvQuant, FcEncoding, BAD};
-use super::im2col::{copy, gather, split_scratch, Pixel};
+use super::im2col::{gather, split_scratch, Pixel};
 use crate::error::{KernelError, KernelResult};
 
 /// 32-bit words of one channel group's constants ([`GroupConsts`]).
@@ -159,13 +159,7 @@ pub(crate) fn conv_block(
                 let x0 = (px.x * sx).wrapping_sub(pl);
                 if dx == 1 && y0 < lim_y && x0 < lim_x {
                     let at = ((px.b * i.h + y0) * i.w + x0) * cin;
-                    if run <= 16 {
-                        copy_rows(ops.input, at, dy * i.w * cin, kh, run, win)?;
-                    } else {
-                        for (ky, d) in win.chunks_exact_mut(run).enumerate() {
-                            copy(d, row(ops.input, at + ky * dy * i.w * cin, run)?);
-                        }
-                    }
+                    copy_rows(ops.input, at, dy * i.w * cin, kh, run, win)?;
                 } else {
                     gather(ops, px, zp, win)?;
                 }
@@ -210,12 +204,13 @@ pub(crate) fn conv_block(
     })())
 }
 
-/// `rows` runs of `run ≤ 16` bytes, `input[at + r·stride ..]`, copied
-/// back to back into `dst` (an interior window of [`conv_block`]): on
-/// Helium one predicated load and store per run.
+/// `rows` runs of `run` bytes, `input[at + r·stride ..]`, copied back to
+/// back into `dst` (an interior window of [`conv_block`]): on Helium one
+/// predicated load and store per run of up to 16 bytes, a tail-predicated
+/// loop per run otherwise.
 ///
-/// Errors unless `1 ≤ run ≤ 16`, `rows ≥ 1`, the last run ends inside
-/// `input` and `dst` holds `rows·run` bytes.
+/// Errors unless `run ≥ 1`, `rows ≥ 1`, the last run ends inside `input`
+/// and `dst` holds `rows·run` bytes.
 #[inline(always)]
 fn copy_rows(
     input: &[i8],
@@ -230,17 +225,53 @@ fn copy_rows(
         .and_then(|r| r.checked_mul(stride))
         .and_then(|v| v.checked_add(at))
         .and_then(|v| v.checked_add(run));
-    if !(1..=16).contains(&run)
+    if run == 0
         || end.is_none_or(|e| e > input.len())
         || rows.checked_mul(run).is_none_or(|n| n > dst.len())
     {
         return Err(KernelError::InvalidArgument);
     }
     #[cfg(all(target_arch = "arm", feature = "mve"))]
-    // SAFETY: checked above: run r (r < rows ≥ 1) reads input[at +
-    // r·stride ..][..run] and writes dst[r·run ..][..run]; lanes past
-    // `run` are predicated off (VCTP) and touch no memory. No stack; q0,
-    // lr, the predicate and flags are clobbered and declared.
+    if run > 16 {
+        // SAFETY: checked above: run r (r < rows ≥ 1) reads input[at +
+        // r·stride ..][..run] and writes dst[r·run ..][..run] (the
+        // tail-predicated loop touches exactly `run` bytes from each
+        // start; the pointers are reset per run). No stack; q0, lr and
+        // flags are clobbered and declared.
+        unsafe {
+            core::arch::asm!(
+                "1:",
+                "mov {t}, {s}",
+                "mov {u}, {d}",
+                "mov lr, {run}",
+                "dlstp.8 lr, lr",
+                "2:",
+                "vldrb.u8 q0, [{t}], #16",
+                "vstrb.8 q0, [{u}], #16",
+                "letp lr, 2b",
+                "add {s}, {s}, {stride}",
+                "add {d}, {d}, {run}",
+                "subs {rows}, {rows}, #1",
+                "bne 1b",
+                run = in(reg) run,
+                rows = inout(reg) rows => _,
+                stride = in(reg) stride,
+                s = inout(reg) input.as_ptr().add(at) => _,
+                d = inout(reg) dst.as_mut_ptr() => _,
+                t = out(reg) _,
+                u = out(reg) _,
+                out("lr") _,
+                out("d0") _, out("d1") _,
+                options(nostack),
+            );
+        }
+        return Ok(());
+    }
+    #[cfg(all(target_arch = "arm", feature = "mve"))]
+    // SAFETY: checked above, and 1 ≤ run ≤ 16 here: run r (r < rows ≥ 1)
+    // reads input[at + r·stride ..][..run] and writes dst[r·run ..][..run];
+    // lanes past `run` are predicated off (VCTP) and touch no memory. No
+    // stack; q0, lr, the predicate and flags are clobbered and declared.
     unsafe {
         core::arch::asm!(
             "vctp.8 {run}",
