@@ -180,7 +180,7 @@ def frontend_section(root):
 
 # Limits on the DS-CNN rows. `guard` is the regression limit at the last
 # measured value (plus a little headroom for unrelated changes); `target` is
-# the goal (issue 14 for instructions, issue 12 for sizes). A guard is lowered
+# the goal (the project's instruction and size targets). A guard is lowered
 # as the measured value falls and becomes the target once the target is met.
 # `bench/run.sh --ci` runs Cortex-M4 and Cortex-M55; full runs check every row here.
 LIMITS = {
@@ -202,7 +202,7 @@ LIMITS = {
          "instructions (guard: 4,785,634 measured + 0.5 %; issue 14 target 5.0 M)"),
         # No target of its own: the etch_pte + etch_runtime symbols of the bench
         # firmware, with verification and the kernel-call path (KernelContext),
-        # which check-embedded's probe_core (issue 12's core) does not link.
+        # which check-embedded's probe_core (the core runtime alone) does not link.
         # 14,220 -> 15,120 B: run-time value slots sorted at load and found by
         # binary search (hostile files linear, c8e48a6), mutable buffers
         # initialised at load and reset (b93777a), the static path of
@@ -213,7 +213,7 @@ LIMITS = {
         # inlines copy::strided::strided_copy (320 B) into the op! closure
         # of _clone_dim_order, and closures are counted as "other", not as
         # etch_kernels symbols; the whole image grew 10 B (94,969 -> 94,979).
-        # Then (issue 27) the general convolution (gathered windows, DSP and
+        # Then the general convolution (gathered windows, DSP and
         # generic), the DSP fully connected loop and their fallbacks, linked
         # wherever quantized_conv2d / quantized_linear are, though DS-CNN's
         # convolutions are all pointwise: 20,704 B (20,384 B before the
@@ -288,7 +288,7 @@ def suite_target(target, label):
 
 
 # CMSIS-NN guest instructions per inference of the other three networks, as
-# issue 27 quotes them: the same bare-metal harness as CMSIS_NN's DS-CNN rows
+# the performance targets quote them: the same bare-metal harness as CMSIS_NN's DS-CNN rows
 # below (kept outside the repository), one CMSIS-NN call per program
 # instruction, bit-exact against each program's reference, counted without the
 # float quantize/dequantize at the program's edges (so against etch's int8-I/O

@@ -1,5 +1,5 @@
 /*
- * Aliasing and re-entry (issue 24): every buffer and out-pointer a call is
+ * Aliasing and re-entry: every buffer and out-pointer a call is
  * handed is checked against the handle, the program bytes, the method
  * state, the planned buffers and the call's other buffers; a call on a
  * method while it runs (from the clock or cycle callback) is refused with

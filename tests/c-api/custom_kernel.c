@@ -49,7 +49,7 @@ static int passed, failed;
 static int calls;
 
 /* Set while a run should call back into its own method from the kernel
- * (issue 24): every such call must be refused as busy and change nothing. */
+ * (re-entry): every such call must be refused as busy and change nothing. */
 static etch_method_t *reenter;
 static etch_program_t prog;
 static int reentrant_calls, reentrant_wrong;
@@ -170,8 +170,8 @@ int main(void) {
   CHECK_STATUS(etch_register_kernel("etch_demo::w(Widget x) -> ()", never_called),
                ETCH_INVALID_ARGUMENT);
   CHECK_STATUS(etch_register_kernel("etch_demo::w(Tensor x", never_called), ETCH_INVALID_ARGUMENT);
-  /* Malformed schemas ExecuTorch's grammar refuses (issue 24: accepted
-   * before); the table of rust/etch-runtime/src/signature.rs has more. */
+  /* Malformed schemas ExecuTorch's grammar refuses (once accepted);
+   * the table of rust/etch-runtime/src/signature.rs has more. */
   {
     static const char *const bad[] = {
         "::(Tensor x) -> Tensor",
@@ -245,8 +245,8 @@ int main(void) {
   CHECK(calls == 2, "calls %d", calls);
   /* The kernel calls back into its running method: every call refused as
    * busy, the run completes, the output is still the reference's, and the
-   * method is still loaded (issue 24: the kernel could unload it, or
-   * recurse until the stack overflowed). */
+   * method is still loaded (once the kernel could unload it, or recurse
+   * until the stack overflowed). */
   reenter = &method;
   CHECK_STATUS(etch_method_set_input(&method, 0, custom_input, custom_input_len), ETCH_OK);
   CHECK_STATUS(etch_method_execute(&method), ETCH_OK);

@@ -231,7 +231,7 @@ static void bad_arguments(void)
 						 NULL) == ETCH_INVALID_STATE,
 	      "features after one hop");
 	/* `peak` inside `out`, the samples, the scratch or the stream: refused
-	 * before anything is written (issue 24: silently overwritten before). */
+	 * before anything is written (once silently overwritten). */
 	memset(out, 0x55, sizeof(out));
 	CHECK(etch_frontend_mfcc_int8(&fe, pcm, 16000, IN_SCALE, IN_ZP, out, sizeof(out),
 				      (int16_t *)(void *)(out + 100)) == ETCH_INVALID_ARGUMENT,
@@ -256,7 +256,7 @@ static void bad_arguments(void)
 	      "scratch over the stream");
 }
 
-/* The keyword recognizer with hostile numbers (issue 24): the zero point is
+/* The keyword recognizer with hostile numbers: the zero point is
  * any int32 the caller passes, and `score - zero_point` must not wrap. */
 static void kws_arguments(void)
 {

@@ -1,5 +1,5 @@
 /*
- * C-API call sequences (issue 13): every byte string is a sequence of etch_*
+ * C-API call sequences: every byte string is a sequence of etch_*
  * calls on the fixtures (tests/c-api/fixtures.c) with arguments taken from
  * the bytes: right and wrong lengths, dtypes, indices, misaligned and
  * overlapping buffers, handles used before loading, after a failed load,

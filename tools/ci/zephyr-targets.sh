@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every Rust target the Zephyr module and the Rust samples build for, compiled
-# without Zephyr (issue 25, item 1), so code selected by architecture alone
+# without Zephyr, so code selected by architecture alone
 # cannot break a Zephyr build unseen again (the SSE2 kernels aborted LLVM on
 # zephyr-lang-rust's native_sim/native/64 target, x86_64-unknown-none).
 #

@@ -1,4 +1,4 @@
-"""Exports the program-features zoo (issue 23): programs that use ExecuTorch's
+"""Exports the program-features zoo (tests/programs): programs that use ExecuTorch's
 *program* features (mutable buffers carried across executions, torch.cond,
 several methods), with references from ExecuTorch's own runtime executing ONE
 loaded method several times in order.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates tests/programs (the program-features zoo, issue 23) with the
+# Regenerates tests/programs (the program-features zoo) with the
 # pinned ExecuTorch (see requirements.txt); never run in CI.
 # usage: tools/export/programs.sh PYTHON [--only SUBSTRING]
 set -euo pipefail

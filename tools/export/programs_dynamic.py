@@ -1,5 +1,5 @@
 """Exports the dynamic-shape and dim-order programs of the program-features
-zoo (issue 23) with upstream ExecuTorch (pinned in requirements.txt).
+zoo (tests/programs) with upstream ExecuTorch (pinned in requirements.txt).
 
 usage: python programs_dynamic.py OUT_DIR [--only SUBSTRING]
 
@@ -20,7 +20,7 @@ of ONE loaded method, and <name>.json):
   dimorder_f32  a small channels-last convolution net (portable, float)
                 whose input [1, 1, 32, 32] has dim order [0, 2, 1, 3] and
                 whose first aten::convolution writes a channels-last output:
-                the dim-order wall of issue 23.
+                the dim-order wall (size-one dims made dim orders differ).
   dimorder_int8 the same through PT2E q/dq (XNNPACKQuantizer): the portable
                 int8 pattern (dequantize, aten::convolution, quantize).
   dimorder_cm   the same net through the cortex_m flow (its convolutions

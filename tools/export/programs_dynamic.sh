@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the dynamic-shape and dim-order programs of tests/programs
-# (issue 23) with the pinned ExecuTorch (see requirements.txt); never run in CI.
+# with the pinned ExecuTorch (see requirements.txt); never run in CI.
 # usage: tools/export/programs_dynamic.sh PYTHON
 set -euo pipefail
 py=${1:?usage: programs_dynamic.sh PYTHON}

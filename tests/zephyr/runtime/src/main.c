@@ -204,7 +204,7 @@ static const char *with_commas(char buf[16], size_t n)
 	return buf;
 }
 
-/* The glue's explanation of short memory, exact text (issue 25 item 5):
+/* The glue's explanation of short memory, exact text:
  * planned buffer 0 one byte short and no state (tiny_cm_m33_int8io: "planned
  * buffer 0: 47 B given, 48 B needed; method state: 0 B given, 5 B needed";
  * the DS-CNN's sizes have thousands separators).

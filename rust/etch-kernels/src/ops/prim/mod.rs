@@ -132,40 +132,46 @@ pub const SYM_NUMEL: Kernel = op!("aten::sym_numel.default(Tensor self) -> SymIn
 /// out of bounds (a negative index, a static `self` too short), etch
 /// returns `InvalidArgument` and writes nothing.
 #[allow(dead_code)]
-pub const ET_COPY_INDEX: Kernel = op!(
-    "executorch_prim::et_copy_index.tensor(Tensor(a!) self, Tensor src, int index) -> ()",
-    et_copy_index
-);
+pub const ET_COPY_INDEX: Kernel = op!(ET_COPY_INDEX_SCHEMA, et_copy_index);
+
+const ET_COPY_INDEX_SCHEMA: &str =
+    "executorch_prim::et_copy_index.tensor(Tensor(a!) self, Tensor src, int index) -> ()";
 
 fn et_copy_index(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let index = ctx.int(2)?;
-    let index = usize::try_from(index).map_err(|_| bad("et_copy_index: negative index", 2))?;
-    let (to_dtype, to_shape) = ctx.tensor_info(0)?;
-    let (from_dtype, from_shape) = ctx.tensor_info(1)?;
+    const S: &str = ET_COPY_INDEX_SCHEMA;
+    let [to_arg, src_arg, index_arg] = arg!(S, [self, src, index]);
+    let index = ctx.int(index_arg)?;
+    let index =
+        usize::try_from(index).map_err(|_| bad("et_copy_index: negative index", index_arg))?;
+    let (to_dtype, to_shape) = ctx.tensor_info(to_arg)?;
+    let (from_dtype, from_shape) = ctx.tensor_info(src_arg)?;
     if to_shape.rank() != from_shape.rank() + 1 || to_dtype != from_dtype {
-        return Err(bad("et_copy_index: self must be src with one more dim", 0));
+        return Err(bad(
+            "et_copy_index: self must be src with one more dim",
+            to_arg,
+        ));
     }
     let mut sizes = dynamic::Sizes::new();
     sizes.push((index as i64).saturating_add(1))?;
     let to_sizes = to_shape.sizes();
     for (d, s) in from_shape.sizes().iter().enumerate() {
         if index > 0 && to_sizes.get(d + 1) != Some(s) {
-            return Err(bad("et_copy_index: shapes differ", 0));
+            return Err(bad("et_copy_index: shapes differ", to_arg));
         }
         sizes.push(s as i64)?;
     }
     if to_sizes.first().unwrap_or(0) as usize <= index {
-        dynamic::resize(ctx, 0, &sizes)?;
+        dynamic::resize(ctx, to_arg, &sizes)?;
     }
-    let ([src], [out]) = ctx.io([1], [0])?;
-    let src = src.ok_or(bad("et_copy_index: no src", 1))?;
+    let ([src], [out]) = ctx.io([src_arg], [to_arg])?;
+    let src = src.ok_or(bad("et_copy_index: no src", src_arg))?;
     let n = src.data.len();
     let dst = index
         .checked_mul(n)
         .and_then(|at| out.data.get_mut(at..at.checked_add(n)?))
-        .ok_or(bad("et_copy_index: index past self's slices", 2))?;
+        .ok_or(bad("et_copy_index: index past self's slices", index_arg))?;
     if !etch_runtime::memory::copy_slice(dst, src.data) {
-        return Err(bad("et_copy_index: lengths differ", 1));
+        return Err(bad("et_copy_index: lengths differ", src_arg));
     }
     Ok(())
 }
