@@ -1,4 +1,4 @@
-//! The program-features zoo (tests/programs, issue 23): every
+//! The program-features zoo (tests/programs): every
 //! `tests/programs/<name>.pte` runs each of its methods' step sequences
 //! (`<name>.<method>.steps/`) through `etch run --steps`, ONE loaded method
 //! executing the steps in order, against ExecuTorch's references, held to

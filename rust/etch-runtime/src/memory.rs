@@ -28,7 +28,7 @@ const CAP: usize = MAX_MEMORY_IDS + MAX_OUTPUTS;
 /// `memory`, still free to take for writing or already read-only. One array
 /// of these serves both phases of a call (the inputs turn a free piece
 /// read-only in place), so the call's frame holds 12 pieces, not a writable
-/// and a read-only copy of them (issue 12). The buffer index is a byte
+/// and a read-only copy of them (a smaller frame). The buffer index is a byte
 /// (`fill` numbers at most `CAP` buffers), so tag, index and start share
 /// two words with the slice.
 enum Piece<'m> {
@@ -89,7 +89,7 @@ impl<'m> Pieces<'m> {
 
     /// Fills pieces made with [`Pieces::empty`] in place, one per buffer:
     /// a constructor returning the array by value copied it with `memcpy`,
-    /// which linked memcpy into every firmware (issue 12).
+    /// which linked memcpy into every firmware.
     pub(crate) fn fill(&mut self, planned: &'m mut [&mut [u8]]) {
         for (memory, (slot, buf)) in self.items.iter_mut().zip(planned.iter_mut()).enumerate() {
             *slot = Piece::Free {

@@ -42,7 +42,7 @@ impl<'a> TensorInfo<'a> {
 /// view is made again by [`MethodMeta::file`]. As two views (36 B) every
 /// copy of it (into a closure, into `Method`, out of `Result<Method>`) was
 /// a `memcpy` call on Cortex-M, where LLVM copies up to 20 contiguous bytes
-/// with loads and stores (issue 12).
+/// with loads and stores.
 #[derive(Clone, Copy, Debug)]
 pub struct MethodMeta<'a> {
     pub(crate) plan: ExecutionPlan<'a>,
@@ -191,7 +191,7 @@ impl<'a> MethodMeta<'a> {
     // operators on the stack, one pass over the instructions per window:
     // linear in the file up to `WINDOW` operators (asking each operator
     // "is it called?" with its own pass was O(operators x instructions):
-    // 9.4 s for a 1 MB file of 11,034 missing operators, issue 24).
+    // 9.4 s for a 1 MB file of 11,034 missing operators).
     #[inline(never)]
     fn missing_operators(
         &self,
@@ -287,7 +287,7 @@ mod tests {
     use std::vec::Vec;
 
     /// Six words (24 B on Cortex-M): the most LLVM copies without `memcpy`
-    /// where a copy loses a word to the `Result` niche (issue 12).
+    /// where a copy loses a word to the `Result` niche.
     #[test]
     fn six_words() {
         assert_eq!(

@@ -810,7 +810,7 @@ mod tests {
     /// The run-time parser (`etch_register_kernel`) against a table of
     /// schemas: ExecuTorch's grammar for the types etch supports is
     /// accepted with the positions' kinds, anything else is
-    /// `InvalidArgument` (issue 24: the first six were accepted before).
+    /// `InvalidArgument` (the first six were once accepted).
     #[test]
     fn schema_table() {
         let invalid = [

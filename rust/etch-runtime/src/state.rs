@@ -331,7 +331,7 @@ impl Layout {
 /// What the walk at load writes: the kernel index of each instruction and
 /// the run-time value slots. Two slices rather than `&mut State`: a `State`
 /// whose address is taken is built on the stack and copied into `Method`
-/// with `memcpy` (issue 12).
+/// with `memcpy`.
 pub(crate) struct Fill<'s> {
     kernels: &'s mut [u8],
     overrides: &'s mut [u8],
@@ -384,8 +384,8 @@ impl<'m> State<'m> {
         }
         // Everything before the scratch starts zero, written a byte at a
         // time through `black_box`: LLVM made each plain fill a call to
-        // `__aeabi_memclr` (208 B), which nothing else in the core links
-        // (issue 12). A few hundred bytes, once per load.
+        // `__aeabi_memclr` (208 B), which nothing else in the core links.
+        // A few hundred bytes, once per load.
         let zeroed = layout.instructions * KERNEL_BYTES
             + layout.delegates * DELEGATE_BYTES
             + layout.overrides * OVERRIDE_BYTES
@@ -522,8 +522,8 @@ fn slot_value(buf: &[u8], k: usize) -> u32 {
 /// Sorts the slots by value index in place (heapsort: no allocation,
 /// O(s log s)), once at load, so that [`slot_of`] is a binary search. A
 /// linear scan per read and write made every execute O(instructions x
-/// slots): 1.25 s per execute for a 1 MB program of moves (issue 24,
-/// docs/robustness.md). Slots of the same value (spare ones, when the walk's
+/// slots): 1.25 s per execute for a 1 MB program of moves
+/// (docs/robustness.md). Slots of the same value (spare ones, when the walk's
 /// look-back budget ran out) hold the same initial payload, so which of them
 /// [`slot_of`] finds does not matter, as long as it is always the same one.
 fn sort_slots(buf: &mut [u8]) {
