@@ -316,10 +316,8 @@ def export_cm(name, modules, buffers):
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    eps = {}
-    for m, mod in modules.items():
-        ex = step_inputs(name, m, 0)
-        state = {k: v.clone() for k, v in mod.state_dict().items()}
+    def quantized(m, mod, ex, state, fold):
+        mod.load_state_dict(state)
         gm = torch.export.export(mod, ex, strict=True).module(check_guards=False)
         # Which storage is which buffer: prepare_pt2e may turn a buffer into
         # tensor constants (_tensor_constant0, _deduplicated_get_attr_...)
@@ -328,8 +326,21 @@ def export_cm(name, modules, buffers):
         prepared = prepare_pt2e(gm, CortexMQuantizer())
         for s in calibration(name, m):
             prepared(*s)
-        converted = convert_pt2e(prepared)
+        converted = convert_pt2e(prepared, fold_quantize=fold)
         rebuffer(converted, storage, buffers)
+        return converted
+
+    eps = {}
+    for m, mod in modules.items():
+        ex = step_inputs(name, m, 0)
+        state = {k: v.clone() for k, v in mod.state_dict().items()}
+        try:
+            converted = quantized(m, mod, ex, state, fold=True)
+        except StateFolded:
+            # convert_pt2e folded quantize(buffer) into a constant: again
+            # without folding quantize ops (the buffer is then quantized at
+            # run time, as the model reads it).
+            converted = quantized(m, mod, ex, state, fold=False)
         # named_buffers() would name a storage once, maybe by a constant's name.
         for k, v in converted.named_buffers(remove_duplicate=False):
             if k in state:
@@ -358,6 +369,10 @@ def export_cm(name, modules, buffers):
     return buf, refs_out
 
 
+class StateFolded(RuntimeError):
+    """A buffer the graph writes but no longer reads (see rebuffer)."""
+
+
 def rebuffer(gm, storage, buffers):
     """Gives a converted graph its mutable buffers back. prepare_pt2e (the
     cortex_m quantizer's re-trace) can turn a buffer the model updates in
@@ -368,8 +383,8 @@ def rebuffer(gm, storage, buffers):
     (the program gets no initial value). Every get_attr of such a storage
     is pointed back at a buffer of the original name. A buffer the graph
     writes but no longer reads (convert_pt2e folded quantize(buffer) into a
-    constant) cannot be given back: RuntimeError, so the export is recorded
-    as failed instead of yielding a program that keeps no state."""
+    constant) cannot be given back: StateFolded, and export_cm converts
+    again without folding quantize ops."""
     names = dict(gm.named_buffers())
     for n in gm.graph.nodes:
         if n.op != "get_attr":
@@ -389,7 +404,7 @@ def rebuffer(gm, storage, buffers):
         readers = [u for n in gm.graph.nodes if n.op == "get_attr" and n.target == b for u in n.users
                    if not ("copy_" in str(u.target) and u.args[0] is n)]
         if not readers:
-            raise RuntimeError(
+            raise StateFolded(
                 f"the cortex_m flow keeps no state: buffer '{b}' is written but never read "
                 "(convert_pt2e folded quantize(buffer) into a constant)")
 
