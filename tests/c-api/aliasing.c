@@ -61,7 +61,7 @@ void etch_log_write(int level, const char *msg, size_t len) {
 }
 
 static uint8_t arena[FIXTURE_MAX_BUFFERS][FIXTURE_MAX_PLANNED_BYTES] __attribute__((aligned(16)));
-static uint8_t state[4096];
+static uint8_t state[8192];
 static uint8_t pte[FIXTURE_MAX_PTE_BYTES] __attribute__((aligned(16)));
 static uint8_t pte_before[FIXTURE_MAX_PTE_BYTES];
 static uint8_t etdump[64 * 1024];

@@ -135,7 +135,7 @@ static etch_status_t never_called(etch_kernel_context_t *ctx) {
 }
 
 static etch_method_t method;
-static uint8_t state[4096];
+static uint8_t state[8192];
 static _Alignas(16) uint8_t arena[16384];
 
 static etch_status_t load(void) {

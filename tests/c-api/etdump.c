@@ -49,7 +49,7 @@ static int passed, failed;
 #define NAME "dscnn_cm_m33_int8io"
 
 static uint8_t arena[FIXTURE_MAX_BUFFERS][FIXTURE_MAX_PLANNED_BYTES] __attribute__((aligned(16)));
-static uint8_t state[4096];
+static uint8_t state[8192];
 static etch_program_t prog;
 static etch_method_t method;
 static uint8_t etdump[16 * 1024];

@@ -30,7 +30,7 @@
 #include "fixtures.h"
 
 #define ARENA 32768
-#define STATE 4096
+#define STATE 8192
 
 /* 16-byte aligned scratch: the program copy, planned buffers, state, data. */
 static _Alignas(16) uint8_t program_copy[65536];

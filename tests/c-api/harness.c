@@ -70,7 +70,7 @@ void etch_log_write(int level, const char *msg, size_t len) {
 
 /* ---- caller-owned memory, sized for the largest fixture (+ canaries) ---- */
 #define ARENA_BYTES (FIXTURE_MAX_PLANNED_BYTES + 64)
-#define STATE_BYTES 4096
+#define STATE_BYTES 8192
 #define CANARY 0xA5
 static uint8_t arena[FIXTURE_MAX_BUFFERS][ARENA_BYTES] __attribute__((aligned(16)));
 static uint8_t state[STATE_BYTES];

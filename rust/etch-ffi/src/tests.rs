@@ -80,7 +80,7 @@ fn run<const COPY: bool>() {
         assert_eq!(size, 48); // ExecuTorch's plan (expected.json)
 
         let mut arena = Aligned([0u8; 48]);
-        let mut state = [0u8; 64];
+        let mut state = [0u8; 256]; // 232 B with the decoded kernel calls
         let planned = [arena.0.as_mut_ptr().cast::<c_void>()];
         let lens = [size];
         let mut m: etch_method_t = zeroed();
@@ -286,7 +286,7 @@ fn overlapping_buffers_and_reentry_are_refused() {
         assert_eq!(etch_method_meta(p, c"forward".as_ptr(), &mut meta), ETCH_OK);
 
         let mut arena = Aligned([0u8; 48]);
-        let mut state = [0u8; 64];
+        let mut state = [0u8; 256]; // 232 B with the decoded kernel calls
         let planned = [arena.0.as_mut_ptr().cast::<c_void>()];
         let lens = [48usize];
         let mut m: etch_method_t = zeroed();

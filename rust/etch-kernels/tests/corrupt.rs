@@ -34,7 +34,8 @@ fn try_run(file: &[u8], verification: Verification) -> bool {
         return false;
     };
     let mut arena = Aligned::new(32 * 1024);
-    let mut state = vec![0u8; 4096];
+    // DS-CNN's method state is 4,331 B with its decoded kernel calls.
+    let mut state = vec![0u8; 16 * 1024];
     let mut planned: Vec<&mut [u8]> = vec![arena.bytes_mut()];
     let Ok(mut method) = Method::load(&meta, &mut state, &mut planned, etch_kernels::KERNELS, &[])
     else {

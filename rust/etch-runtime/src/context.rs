@@ -9,6 +9,7 @@
 use etch_pte::schema::EValue;
 use etch_pte::{Value, ValueKind, Vector};
 
+use crate::calls::{self, Call};
 use crate::memory::{Pieces, MAX_OUTPUTS};
 use crate::meta::MethodMeta;
 use crate::state::{Overrides, OverridesMut, UNSET};
@@ -30,17 +31,17 @@ impl Arenas for &mut [&mut [u8]] {
 
 /// Where a tensor's bytes are.
 #[derive(Clone, Copy)]
-enum Loc<'a> {
+pub(crate) enum Loc<'a> {
     Constant(&'a [u8]),
     Planned { memory: usize, offset: usize },
 }
 
 #[derive(Clone, Copy)]
-struct Resolved<'a> {
-    dtype: ScalarType,
-    shape: Shape<'a>,
-    nbytes: usize,
-    loc: Loc<'a>,
+pub(crate) struct Resolved<'a> {
+    pub dtype: ScalarType,
+    pub shape: Shape<'a>,
+    pub nbytes: usize,
+    pub loc: Loc<'a>,
 }
 
 /// Up to 16 integers of an `int[]` argument, read once.
@@ -73,6 +74,9 @@ pub struct KernelContext<'c, 'a> {
     pub(crate) meta: &'c MethodMeta<'a>,
     pub(crate) values: Vector<'a, EValue<'a>>,
     pub(crate) args: Vector<'a, i32>,
+    /// The call's arguments as decoded at load (`calls`; `Call::NONE` for
+    /// delegate calls): what it does not hold is read from `args`.
+    pub(crate) call: Call<'c>,
     pub(crate) memory: &'c mut dyn Arenas,
     pub(crate) overrides: OverridesMut<'c>,
     /// Run-time sizes of bounded dynamic tensors (`dims`).
@@ -119,11 +123,36 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 
     /// Argument `i`'s kind.
     pub fn kind(&self, i: usize) -> Result<ValueKind> {
-        self.values.get(self.value_index(i)?)?.kind()
+        let kind = match self.call.entry(i) & 15 {
+            calls::NULL => ValueKind::Null,
+            calls::INT | calls::WIDE => ValueKind::Int,
+            calls::BOOL => ValueKind::Bool,
+            calls::DOUBLE => ValueKind::Double,
+            calls::LIST | calls::PAIR => ValueKind::IntList,
+            calls::TENSOR => ValueKind::Tensor,
+            _ => return self.values.get(self.value_index(i)?)?.kind(),
+        };
+        Ok(kind)
     }
 
-    /// Argument `i`'s value, with run-time written scalars applied.
+    /// Argument `i`'s value, with run-time written scalars applied: from
+    /// the call's table for the scalars decoded at load.
     fn value(&self, i: usize) -> Result<Value<'a>> {
+        let e = self.call.entry(i);
+        match e & 15 {
+            calls::NULL => return Ok(Value::Null),
+            calls::BOOL => return Ok(Value::Bool(e >> 4 != 0)),
+            calls::DOUBLE => {
+                if let Some(bits) = self.call.wide((e >> 4) as usize) {
+                    return Ok(Value::Double(f64::from_bits(bits)));
+                }
+            }
+            _ => {
+                if let Some(x) = self.call.int(e) {
+                    return Ok(Value::Int(x));
+                }
+            }
+        }
         self.value_at(self.value_index(i)?)
     }
 
@@ -142,6 +171,9 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 
     pub fn int(&self, i: usize) -> Result<i64> {
+        if let Some(x) = self.call.int(self.call.entry(i)) {
+            return Ok(x);
+        }
         match self.value(i)? {
             Value::Int(v) => Ok(v),
             _ => Err(bad_arg("argument is not an Int", i)),
@@ -193,6 +225,9 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 
     /// Length of an `int[]` argument.
     pub fn int_list_len(&self, i: usize) -> Result<usize> {
+        if let Some(len) = self.call.list_len(self.call.entry(i)) {
+            return Ok(len);
+        }
         match self.value(i)? {
             Value::IntList(items) => Ok(items.len()),
             _ => Err(bad_arg("argument is not an IntList", i)),
@@ -201,6 +236,13 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 
     /// Item `k` of an `int[]` argument (items are value indices of Ints).
     pub fn int_list_item(&self, i: usize, k: usize) -> Result<i64> {
+        let e = self.call.entry(i);
+        if self.call.list_len(e).is_some() {
+            return self
+                .call
+                .list_item(e, k)
+                .ok_or(bad_arg("IntList item out of range", i));
+        }
         let Value::IntList(items) = self.value(i)? else {
             return Err(bad_arg("argument is not an IntList", i));
         };
@@ -228,6 +270,16 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     /// length. For kernels that need two values (stride, padding), without
     /// [`IntList`]'s 136 bytes.
     pub fn int_list_into(&self, i: usize, out: &mut [i64]) -> Result<usize> {
+        let e = self.call.entry(i);
+        if let Some(len) = self.call.list_len(e) {
+            for (k, slot) in out.iter_mut().take(len).enumerate() {
+                *slot = self
+                    .call
+                    .list_item(e, k)
+                    .ok_or(bad_arg("IntList item is not an Int", i))?;
+            }
+            return Ok(len);
+        }
         let Value::IntList(items) = self.value(i)? else {
             return Err(bad_arg("argument is not an IntList", i));
         };
@@ -280,6 +332,9 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     /// when it is bounded dynamic); not its data, so a view's output may be
     /// asked before it is set.
     pub fn tensor_info(&self, i: usize) -> Result<(ScalarType, Shape<'_>)> {
+        if let Some(r) = self.call.tensor(self.call.entry(i), self.meta.data) {
+            return Ok((r.dtype, r.shape));
+        }
         let v = self.value_index(i)?;
         let Value::Tensor(t) = self.values.get(v)?.value()? else {
             return Err(bad_arg("value is not a Tensor", i));
@@ -334,10 +389,11 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         inputs: [usize; N],
         outputs: [usize; M],
     ) -> Result<([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M])> {
-        let mut in_values = [None; N];
-        let mut out_values = [0usize; M];
-        self.value_indices(&inputs, &outputs, &mut in_values, &mut out_values)?;
-        self.io_values(in_values, out_values)
+        // Filled in place and returned as is (see `io_values`).
+        let mut views: ([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M]) =
+            ([None; N], core::array::from_fn(|_| TensorViewMut::empty()));
+        self.io_slices(true, &inputs, &outputs, &mut views.0, &mut views.1)?;
+        Ok(views)
     }
 
     /// Like [`KernelContext::io`], into views the caller owns: inputs
@@ -351,30 +407,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         in_views: &mut [Option<TensorView<'s>>; N],
         out_views: &mut [TensorViewMut<'s>; M],
     ) -> Result<()> {
-        let mut in_values = [None; N];
-        let mut out_values = [0usize; M];
-        self.value_indices(&inputs, &outputs, &mut in_values, &mut out_values)?;
-        self.io_slices(&in_values, &out_values, in_views, out_views)
-    }
-
-    // `io`'s argument-to-value mapping over slices: not copied per arity.
-    #[inline(never)]
-    fn value_indices(
-        &self,
-        inputs: &[usize],
-        outputs: &[usize],
-        in_values: &mut [Option<usize>],
-        out_values: &mut [usize],
-    ) -> Result<()> {
-        for (slot, &i) in in_values.iter_mut().zip(inputs.iter()) {
-            if !self.is_null(i)? {
-                *slot = Some(self.value_index(i)?);
-            }
-        }
-        for (slot, &i) in out_values.iter_mut().zip(outputs.iter()) {
-            *slot = self.value_index(i)?;
-        }
-        Ok(())
+        self.io_slices(true, &inputs, &outputs, in_views, out_views)
     }
 
     /// Number of tensors in a `Tensor[]` or `Tensor?[]` argument.
@@ -437,19 +470,22 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         // the stack, not two: each view is 7 words on 32-bit targets).
         let mut views: ([Option<TensorView<'_>>; N], [TensorViewMut<'_>; M]) =
             ([None; N], core::array::from_fn(|_| TensorViewMut::empty()));
-        self.io_slices(&inputs, &outputs, &mut views.0, &mut views.1)?;
+        let inputs = inputs.map(|v| v.unwrap_or(usize::MAX));
+        self.io_slices(false, &inputs, &outputs, &mut views.0, &mut views.1)?;
         Ok(views)
     }
 
-    // The work of `io_values` over slices: one copy in flash for every
-    // (inputs, outputs) arity the kernels use. Each tensor is resolved
-    // straight into its view (outputs first, they are carved out of the
-    // planned buffers before inputs may read what is left): no array of
-    // intermediate descriptions on the stack.
+    // The work of `io`, `io_into` (`by_arg`: argument positions) and
+    // `io_values` (value indices, `usize::MAX` for None) over slices: one
+    // copy in flash for every (inputs, outputs) arity the kernels use. Each
+    // tensor is resolved straight into its view (outputs first, they are
+    // carved out of the planned buffers before inputs may read what is
+    // left): no array of intermediate descriptions on the stack.
     #[inline(never)]
     fn io_slices<'s>(
         &'s mut self,
-        inputs: &[Option<usize>],
+        by_arg: bool,
+        inputs: &[usize],
         outputs: &[usize],
         in_views: &mut [Option<TensorView<'s>>],
         out_views: &mut [TensorViewMut<'s>],
@@ -457,43 +493,112 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         if outputs.len() > MAX_OUTPUTS {
             return Err(bad_arg("too many outputs", outputs.len()));
         }
-        let (meta, values) = (self.meta, self.values);
-        let overrides = self.overrides.as_ref();
-        let dims: &[u8] = self.dims;
+        let at = Where {
+            meta: self.meta,
+            values: self.values,
+            args: self.args,
+            call: self.call,
+            overrides: self.overrides.as_ref(),
+            dims: self.dims,
+        };
         let mut pieces = Pieces::empty();
         self.memory.pieces(&mut pieces);
-        for (view, &v) in out_views.iter_mut().zip(outputs.iter()) {
-            let r = resolve_tensor(meta, values, overrides, dims, v)?;
-            let Loc::Planned { memory, offset } = r.loc else {
-                return Err(bad_arg("output is a constant", v));
+        // One loop, outputs first: one copy of the (inlined) resolution.
+        let n_out = outputs.len();
+        for k in 0..n_out + inputs.len() {
+            let a = if k < n_out {
+                outputs.get(k)
+            } else {
+                inputs.get(k - n_out)
             };
-            *view = TensorViewMut {
-                dtype: r.dtype,
-                shape: r.shape,
-                data: pieces.take(memory, offset, r.nbytes)?,
+            let Some(&a) = a else {
+                break;
             };
-        }
-        for (view, v) in in_views.iter_mut().zip(inputs.iter()) {
-            let Some(v) = *v else { continue };
-            let r = resolve_tensor(meta, values, overrides, dims, v)?;
-            let data = match r.loc {
-                Loc::Constant(d) => d,
-                Loc::Planned { memory, offset } => pieces.get(memory, offset, r.nbytes)?,
-            };
-            *view = Some(TensorView {
-                dtype: r.dtype,
-                shape: r.shape,
-                data,
-            });
+            let r = at.resolve(by_arg, a)?;
+            if k < n_out {
+                let r = r.ok_or(bad_arg("value is not a Tensor", a))?;
+                let Loc::Planned { memory, offset } = r.loc else {
+                    return Err(bad_arg("output is a constant", a));
+                };
+                let data = pieces.take(memory, offset, r.nbytes)?;
+                if let Some(view) = out_views.get_mut(k) {
+                    *view = TensorViewMut {
+                        dtype: r.dtype,
+                        shape: r.shape,
+                        data,
+                    };
+                }
+            } else if let Some(r) = r {
+                let data = match r.loc {
+                    Loc::Constant(d) => d,
+                    Loc::Planned { memory, offset } => pieces.get(memory, offset, r.nbytes)?,
+                };
+                if let Some(view) = in_views.get_mut(k - n_out) {
+                    *view = Some(TensorView {
+                        dtype: r.dtype,
+                        shape: r.shape,
+                        data,
+                    });
+                }
+            }
         }
         Ok(())
     }
 }
 
+/// The context's fields `io` resolves tensors with, copied out so that it
+/// can resolve while it holds the planned buffers.
+struct Where<'c, 'a> {
+    meta: &'c MethodMeta<'a>,
+    values: Vector<'a, EValue<'a>>,
+    args: Vector<'a, i32>,
+    call: Call<'c>,
+    overrides: Overrides<'c>,
+    dims: &'c [u8],
+}
+
+impl<'c, 'a: 'c> Where<'c, 'a> {
+    /// Argument `a` (`by_arg`) or value `a` (`usize::MAX`: None) as a
+    /// tensor, `None` when it is None: from the call's table when load
+    /// decoded it, else from the program.
+    #[inline(always)]
+    fn resolve(&self, by_arg: bool, a: usize) -> Result<Option<Resolved<'c>>> {
+        if by_arg {
+            let e = self.call.entry(a);
+            if let Some(r) = self.call.tensor(e, self.meta.data) {
+                return Ok(Some(r));
+            }
+            if e & 15 == calls::NULL {
+                return Ok(None);
+            }
+        }
+        self.resolve_slow(by_arg, a)
+    }
+
+    /// [`Where::resolve`] from the program, out of line: its frame is on
+    /// the stack only when an argument was not decoded.
+    #[inline(never)]
+    fn resolve_slow(&self, by_arg: bool, a: usize) -> Result<Option<Resolved<'c>>> {
+        let v = if by_arg {
+            let v = usize::try_from(self.args.get(a)?)
+                .map_err(|_| bad_arg("negative value index", a))?;
+            if self.values.get(v)?.kind()? == ValueKind::Null {
+                return Ok(None);
+            }
+            v
+        } else if a == usize::MAX {
+            return Ok(None);
+        } else {
+            a
+        };
+        resolve_tensor(self.meta, self.values, self.overrides, self.dims, v).map(Some)
+    }
+}
+
 /// Where tensor value `v` is and what it looks like. A free function over
 /// the context's fields, so `io` can resolve while it holds the planned
-/// buffers.
-fn resolve_tensor<'a: 's, 's>(
+/// buffers (and load can decode calls with it, `calls`).
+pub(crate) fn resolve_tensor<'a: 's, 's>(
     meta: &MethodMeta<'a>,
     values: Vector<'a, EValue<'a>>,
     overrides: Overrides<'_>,

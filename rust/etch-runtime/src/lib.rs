@@ -12,9 +12,9 @@
 //!
 //! Memory: the caller owns every byte. `MethodMeta::method_state_bytes(kernels)` is the
 //! exact size of the `state` buffer `Method::load` takes (per-instruction kernel
-//! indices, delegate handles, runtime-written values, input flags): tensor
-//! metadata, argument lists and constants are read in place from the program,
-//! so they cost no RAM. Planned buffers (one per memory id) hold activations,
+//! indices, delegate handles, runtime-written values, input flags, each kernel
+//! call's arguments decoded at load, kernel scratch): tensor sizes, dim orders
+//! and constants stay in place in the program. Planned buffers (one per memory id) hold activations,
 //! inputs and outputs as the exporter's memory plan placed them.
 #![no_std]
 #![forbid(unsafe_code)]
@@ -23,6 +23,7 @@
 mod log;
 
 pub mod backend;
+mod calls;
 pub mod context;
 mod dims;
 pub mod loader;

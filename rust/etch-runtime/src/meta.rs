@@ -47,7 +47,7 @@ impl<'a> TensorInfo<'a> {
 pub struct MethodMeta<'a> {
     pub(crate) plan: ExecutionPlan<'a>,
     /// The whole file (the plan's buffer is its first `program_size` bytes).
-    data: &'a [u8],
+    pub(crate) data: &'a [u8],
     /// [`PteFile::segment_base_offset`].
     segment_base: usize,
 }

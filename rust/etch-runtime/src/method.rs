@@ -392,6 +392,9 @@ impl<'a, 'm> Method<'a, 'm> {
             ));
         }
 
+        // Each kernel call's arguments, decoded once (`calls`).
+        state.fill_calls(meta, kernels)?;
+
         // Delegates.
         for (i, d) in plan.delegates()?.iter().enumerate() {
             let d = d?;
@@ -658,13 +661,29 @@ impl<'a, 'm> Method<'a, 'm> {
         let mut at = Cursor::default();
         let mut index = 0usize; // numbered across chains
         loop {
-            // The instruction, decoded by the walk's own reader: `load` ran
+            let at_index = |e: Error| e.with_at(index as u32);
+            // A kernel call decoded at load (`calls`): its operator and
+            // argument vector from its table, not from the program.
+            // Anything else is decoded by the walk's own reader: `load` ran
             // it over every instruction of the plan (`Layout::of`), so for
             // a loaded method this read cannot fail (the file is immutable).
-            let f = facts(&self.meta.plan, None, index, &mut at)?;
-            if f.op == END {
-                break;
-            }
+            let instr = match self.state.call(index).head() {
+                Some((op_index, args_at)) => {
+                    let program = self.meta.plan.0.buffer();
+                    let args = Vector::<i32>::at(program, args_at).map_err(at_index)?;
+                    InstructionArgs::KernelCall {
+                        op_index: op_index as i32,
+                        args,
+                    }
+                }
+                None => {
+                    let f = facts(&self.meta.plan, None, index, &mut at)?;
+                    if f.op == END {
+                        break;
+                    }
+                    f.instr
+                }
+            };
             executed += 1;
             if executed > self.instruction_limit {
                 return Err(Error::new(
@@ -673,9 +692,8 @@ impl<'a, 'm> Method<'a, 'm> {
                     index as u32,
                 ));
             }
-            let at_index = |e: Error| e.with_at(index as u32);
             let mut next = index + 1;
-            match f.instr {
+            match instr {
                 InstructionArgs::KernelCall { op_index, args } => {
                     let k = self.state.kernel(index);
                     let kernel = self.kernels.get(k).ok_or(Error::new(
@@ -684,7 +702,7 @@ impl<'a, 'm> Method<'a, 'm> {
                         index as u32,
                     ))?;
                     observer.before(index as u32, Some(op_index as u32));
-                    let mut ctx = self.context(args, k);
+                    let mut ctx = self.context(args, k, index);
                     (kernel.run)(&mut ctx).map_err(at_index)?;
                     observer.after(index as u32);
                     observer.after_values(index as u32, &InstructionValues { method: self, args });
@@ -705,7 +723,7 @@ impl<'a, 'm> Method<'a, 'm> {
                             index as u32,
                         ))?;
                     observer.before(index as u32, None);
-                    let mut ctx = self.context(args, usize::MAX);
+                    let mut ctx = self.context(args, usize::MAX, usize::MAX);
                     backend.execute(handle, &mut ctx).map_err(at_index)?;
                     observer.after(index as u32);
                     observer.after_values(index as u32, &InstructionValues { method: self, args });
@@ -748,12 +766,18 @@ impl<'a, 'm> Method<'a, 'm> {
 
     // Out of line: one copy for kernel and delegate calls.
     #[inline(never)]
-    fn context(&mut self, args: Vector<'a, i32>, kernel: usize) -> KernelContext<'_, 'a> {
-        let (overrides, dims, scratch) = self.state.call_parts();
+    fn context(
+        &mut self,
+        args: Vector<'a, i32>,
+        kernel: usize,
+        instruction: usize,
+    ) -> KernelContext<'_, 'a> {
+        let (overrides, dims, scratch, call) = self.state.call_parts(instruction);
         KernelContext {
             meta: &self.meta,
             values: self.values,
             args,
+            call,
             memory: &mut self.planned as &mut dyn Arenas,
             overrides,
             dims,

@@ -11,12 +11,17 @@
 //!                          (`dims`: value index, rank, sizes per tensor)
 //! [u8; ceil(inputs / 8)]   which inputs were set (the last byte's bits past
 //!                          the inputs start set: all set = every byte 0xFF)
+//! [u8; 4 * calls + 3]      the kernel calls decoded at load (`calls`): per
+//!                          instruction where its table starts, then each
+//!                          call's argument entries, 4-byte aligned inside
 //! [u8; scratch + 7]        kernel scratch: the largest `Kernel::scratch` of
 //!                          the kernels the method calls, 8-byte aligned inside
 //! ```
 //! Everything else a method needs (values, tensor metadata, argument lists,
-//! constants) is read in place from the program. All fields are stored
-//! little-endian as bytes, so the buffer needs no alignment.
+//! constants) is read in place from the program; the call tables hold
+//! positions in it and the scalars of the calls' arguments. All fields but
+//! the call tables and the scratch are stored little-endian as bytes, so the
+//! buffer needs no alignment.
 
 use etch_pte::schema::ExecutionPlan;
 use etch_pte::{InstructionArgs, Value};
@@ -49,6 +54,12 @@ pub(crate) struct Layout {
     pub inputs: usize,
     /// Bytes of kernel scratch (`MethodMeta::kernel_scratch_bytes`).
     pub scratch: usize,
+    /// Words of the decoded call tables (`calls`): one per instruction,
+    /// then each kernel call's entries and extra words. Only with
+    /// `decoded-calls` (as `dims`: a seventh word made copies of a
+    /// `Layout` `memcpy` calls on Armv6-M).
+    #[cfg(feature = "decoded-calls")]
+    pub calls: usize,
     /// Distinct operators the method calls that the kernels lack.
     pub missing: usize,
 }
@@ -165,6 +176,25 @@ pub(crate) fn facts<'a>(
     Ok(f)
 }
 
+/// Words of a kernel call's decoded table: none when its argument count
+/// is not its kernel's schema's (load rejects it), else [`crate::calls::encode`]'s
+/// count, which depends only on the file.
+#[cfg(feature = "decoded-calls")]
+fn call_words(
+    values: &etch_pte::Vector<'_, etch_pte::schema::EValue<'_>>,
+    op_index: i32,
+    args: etch_pte::Vector<'_, i32>,
+    kernel: &Kernel,
+) -> usize {
+    if args.len() != kernel.args.len() {
+        return 0;
+    }
+    let Ok(op_index) = u32::try_from(op_index) else {
+        return 0;
+    };
+    crate::calls::encode(values, op_index, args, None, &mut [])
+}
+
 /// Whether an instruction before `i` calls operator `op` (bit 0 of the
 /// result) and whether one writes value `target` at run time (bit 1);
 /// [`END`] for either: not looked for (no instruction has it). One call
@@ -237,11 +267,17 @@ impl Layout {
             if let Some(kernel) = kernel {
                 let bytes = (kernel.scratch as usize).next_multiple_of(8);
                 layout.scratch = layout.scratch.max(bytes);
-                if let (Some(fill), InstructionArgs::KernelCall { args, .. }) =
-                    (fill.as_mut(), f.instr)
-                {
-                    crate::method::check_schema(&values, args, kernel.args, i)?;
-                    fill.set_kernel(i, f.kernel as u16);
+                if let InstructionArgs::KernelCall { op_index, args } = f.instr {
+                    if let Some(fill) = fill.as_mut() {
+                        crate::method::check_schema(&values, args, kernel.args, i)?;
+                        fill.set_kernel(i, f.kernel as u16);
+                    }
+                    #[cfg(feature = "decoded-calls")]
+                    {
+                        let words = call_words(&values, op_index, args, kernel);
+                        layout.calls = layout.calls.saturating_add(words);
+                    }
+                    let _ = op_index;
                 }
             }
             // The keys to look back for: a called operator the kernels
@@ -302,6 +338,10 @@ impl Layout {
         if let Some(fill) = fill {
             sort_slots(fill.overrides);
         }
+        #[cfg(feature = "decoded-calls")]
+        if layout.calls > 0 {
+            layout.calls = layout.calls.saturating_add(layout.instructions);
+        }
         Ok(layout)
     }
 
@@ -313,6 +353,22 @@ impl Layout {
         0
     }
 
+    /// Bytes of the call tables, 4-byte aligned inside (0 without any).
+    pub(crate) fn call_bytes(&self) -> usize {
+        match self.calls() {
+            0 => 0,
+            words => words.saturating_mul(4).saturating_add(3),
+        }
+    }
+
+    /// Words of the call tables (0 without `decoded-calls`).
+    pub(crate) fn calls(&self) -> usize {
+        #[cfg(feature = "decoded-calls")]
+        return self.calls;
+        #[cfg(not(feature = "decoded-calls"))]
+        0
+    }
+
     /// Exact bytes of state.
     pub(crate) fn bytes(&self) -> usize {
         self.instructions * KERNEL_BYTES
@@ -320,6 +376,7 @@ impl Layout {
             + self.overrides * OVERRIDE_BYTES
             + self.dims()
             + self.inputs.div_ceil(8)
+            + self.call_bytes()
             + if self.scratch > 0 {
                 self.scratch + 7
             } else {
@@ -357,6 +414,9 @@ pub(crate) struct State<'m> {
     overrides: &'m mut [u8],
     dims: &'m mut [u8],
     inputs_set: &'m mut [u8],
+    /// The decoded call tables ([`Layout::calls`] words).
+    #[cfg(feature = "decoded-calls")]
+    calls: &'m mut [u32],
     /// [`Layout::scratch`] bytes as 8-byte words.
     scratch: &'m mut [u64],
 }
@@ -390,7 +450,8 @@ impl<'m> State<'m> {
             + layout.delegates * DELEGATE_BYTES
             + layout.overrides * OVERRIDE_BYTES
             + layout.dims()
-            + layout.inputs.div_ceil(8);
+            + layout.inputs.div_ceil(8)
+            + layout.call_bytes();
         for b in buf.iter_mut().take(zeroed) {
             *core::hint::black_box(b) = 0;
         }
@@ -400,6 +461,12 @@ impl<'m> State<'m> {
         let overrides = split(&mut rest, layout.overrides * OVERRIDE_BYTES);
         let dims = split(&mut rest, layout.dims());
         let inputs_set = split(&mut rest, layout.inputs.div_ceil(8));
+        #[cfg(feature = "decoded-calls")]
+        let calls = {
+            let calls = split(&mut rest, layout.call_bytes());
+            let (_, calls, _) = bytemuck::pod_align_to_mut::<u8, u32>(calls);
+            calls.get_mut(..layout.calls).unwrap_or(&mut [])
+        };
         // The bits past the last input count as set, so "every input set"
         // is "every byte 0xFF" (`first_unset_input`): `execute` need not
         // read the number of inputs from the plan.
@@ -415,8 +482,70 @@ impl<'m> State<'m> {
             overrides,
             dims,
             inputs_set,
+            #[cfg(feature = "decoded-calls")]
+            calls,
             scratch,
         })
+    }
+
+    /// Decodes every kernel call of the plan into its table (`calls`),
+    /// after the walk that resolved the kernels and filled the run-time
+    /// value slots (values written at run time stay `SLOW`). The tables'
+    /// sizes are [`call_words`], as [`Layout::of`] counted them.
+    #[cfg(not(feature = "decoded-calls"))]
+    pub(crate) fn fill_calls(
+        &mut self,
+        _meta: &crate::meta::MethodMeta<'_>,
+        _kernels: &[Kernel],
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Decodes every kernel call of the plan into its table (see above).
+    #[cfg(feature = "decoded-calls")]
+    pub(crate) fn fill_calls(
+        &mut self,
+        meta: &crate::meta::MethodMeta<'_>,
+        kernels: &[Kernel],
+    ) -> Result<()> {
+        if self.calls.is_empty() {
+            return Ok(());
+        }
+        let plan = meta.plan;
+        let values = plan.values()?;
+        let n = self.kernels.len() / KERNEL_BYTES;
+        let env = crate::calls::Env {
+            meta,
+            overrides: Overrides(self.overrides),
+        };
+        let mut next = n;
+        let mut at = Cursor::default();
+        for i in 0..n {
+            let f = facts(&plan, None, i, &mut at)?;
+            let InstructionArgs::KernelCall { op_index, args } = f.instr else {
+                continue;
+            };
+            let k = self
+                .kernels
+                .get(i * KERNEL_BYTES..)
+                .and_then(|b| b.first_chunk::<2>());
+            let k = k
+                .map_or(0, |b| u16::from_le_bytes(*b) as usize)
+                .wrapping_sub(1);
+            let Some(kernel) = kernels.get(k) else {
+                continue;
+            };
+            if call_words(&values, op_index, args, kernel) == 0 {
+                continue;
+            }
+            let out = self.calls.get_mut(next..).unwrap_or(&mut []);
+            let words = crate::calls::encode(&values, op_index as u32, args, Some(&env), out);
+            if let Some(start) = self.calls.get_mut(i) {
+                *start = next as u32;
+            }
+            next += words;
+        }
+        Ok(())
     }
 
     /// The kernel index of `instruction`, `usize::MAX` (no kernel's) when
@@ -489,8 +618,42 @@ impl<'m> State<'m> {
 
     /// What a kernel call borrows: the run-time values, the run-time
     /// sizes and the scratch.
-    pub(crate) fn call_parts(&mut self) -> (OverridesMut<'_>, &mut [u8], &mut [u64]) {
-        (OverridesMut(self.overrides), self.dims, self.scratch)
+    pub(crate) fn call_parts(
+        &mut self,
+        instruction: usize,
+    ) -> (
+        OverridesMut<'_>,
+        &mut [u8],
+        &mut [u64],
+        crate::calls::Call<'_>,
+    ) {
+        let n = self.kernels.len() / KERNEL_BYTES;
+        #[cfg(feature = "decoded-calls")]
+        let words: &[u32] = self.calls;
+        #[cfg(not(feature = "decoded-calls"))]
+        let words: &[u32] = &[];
+        let call = call_at(words, n, instruction);
+        (OverridesMut(self.overrides), self.dims, self.scratch, call)
+    }
+
+    /// Instruction `instruction`'s decoded call table (`Call::NONE`: none,
+    /// read its arguments from the program).
+    #[inline]
+    pub(crate) fn call(&self, instruction: usize) -> crate::calls::Call<'_> {
+        call_at(
+            self.call_words(),
+            self.kernels.len() / KERNEL_BYTES,
+            instruction,
+        )
+    }
+
+    /// The call tables (empty without `decoded-calls`).
+    #[inline(always)]
+    fn call_words(&self) -> &[u32] {
+        #[cfg(feature = "decoded-calls")]
+        return self.calls;
+        #[cfg(not(feature = "decoded-calls"))]
+        &[]
     }
 
     /// The first input not set yet, if any.
@@ -503,6 +666,21 @@ impl<'m> State<'m> {
         if let Some(b) = self.inputs_set.get_mut(i / 8) {
             *b |= 1 << (i % 8);
         }
+    }
+}
+
+/// Instruction `instruction`'s table in `calls` (see [`State::call`]), of
+/// a method of `n` instructions.
+#[inline]
+fn call_at(calls: &[u32], n: usize, instruction: usize) -> crate::calls::Call<'_> {
+    if !cfg!(feature = "decoded-calls") || instruction >= n {
+        return crate::calls::Call::NONE;
+    }
+    match calls.get(instruction) {
+        Some(&start) if start != 0 => {
+            crate::calls::Call::at(calls.get(start as usize..).unwrap_or(&[]))
+        }
+        _ => crate::calls::Call::NONE,
     }
 }
 
@@ -597,6 +775,12 @@ fn slot_of(buf: &[u8], v: usize) -> Option<usize> {
 pub(crate) struct Overrides<'s>(&'s [u8]);
 
 impl Overrides<'_> {
+    /// No value written at run time (tests).
+    #[cfg(test)]
+    pub(crate) fn none() -> Overrides<'static> {
+        Overrides(&[])
+    }
+
     /// The payload for value `v`, if it has an override slot.
     pub(crate) fn get(&self, v: usize) -> Option<u64> {
         let at = slot_of(self.0, v)?;
@@ -696,6 +880,8 @@ mod tests {
             dims: 13,
             inputs: 9,
             scratch: 16,
+            #[cfg(feature = "decoded-calls")]
+            calls: 0,
             missing: 0,
         };
         let head = 5 * KERNEL_BYTES + 2 * DELEGATE_BYTES + 3 * OVERRIDE_BYTES + layout.dims() + 2;

@@ -136,7 +136,8 @@ impl core::fmt::Debug for Shape<'_> {
 }
 
 /// Dim order 0, 1, ..., 15.
-const CONTIGUOUS: [u8; MAX_RANK] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+pub(crate) const CONTIGUOUS: [u8; MAX_RANK] =
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
 /// Checks sizes (`rank` words, each below 2^31) and dim order (a
 /// permutation of `0..rank`, rank ≤ 16); `Err(i)` names the bad item.
@@ -189,6 +190,17 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// The shape of a tensor `Method::load` checked with
+    /// [`Shape::from_serialized`], from the same bytes again (its decoded
+    /// call table, `calls`): only the rank is checked here (the sizes and
+    /// the permutation were at load, and the program's bytes are borrowed
+    /// immutably for the method's life). `None` if the rank does not hold.
+    #[inline]
+    pub(crate) fn loaded(sizes: &'a [[u8; 4]], dim_order: &'a [u8]) -> Option<Shape<'a>> {
+        (sizes.len() == dim_order.len() && sizes.len() <= MAX_RANK)
+            .then_some(Shape { sizes, dim_order })
+    }
+
     /// A shape from run-time sizes (little-endian words) and a serialized
     /// dim order (checked as [`Shape::from_serialized`]).
     pub(crate) fn from_parts(sizes: &'a [[u8; 4]], dim_order: &'a [u8]) -> Result<Shape<'a>> {
@@ -204,6 +216,11 @@ impl<'a> Shape<'a> {
 
     pub fn rank(&self) -> usize {
         self.sizes.len()
+    }
+
+    /// The sizes as the little-endian words they are read from.
+    pub(crate) fn sizes_bytes(&self) -> &'a [[u8; 4]] {
+        self.sizes
     }
 
     /// Sizes in logical (NCHW-style) order.

@@ -97,6 +97,15 @@ fn run_time_values_take_one_slot_each_and_are_written_and_read() {
     }
 }
 
+/// The decoded calls of [`program`] (`decoded-calls`): a word per
+/// instruction; per kernel call 2 header words and one per argument (3
+/// calls of 2); 4-byte aligned inside (+ 3 B).
+const CALLS: usize = if cfg!(feature = "decoded-calls") {
+    (4 + 3 * 4) * 4 + 3
+} else {
+    0
+};
+
 fn run_time_values(split: &[&[usize]]) {
     let (words, len) = program(split);
     let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
@@ -104,13 +113,17 @@ fn run_time_values(split: &[&[usize]]) {
         let program = Program::from_bytes(bytes, verification).unwrap();
         let meta = program.method_meta("forward").unwrap();
         // 4 instructions x 2 B + 3 values written at run time (v2, v1, v3;
-        // v2 twice but one slot) x 12 B; no delegates, inputs or scratch.
-        assert_eq!(meta.method_state_bytes(&KERNELS).unwrap(), 4 * 2 + 3 * 12);
+        // v2 twice but one slot) x 12 B + the decoded calls; no delegates,
+        // inputs or scratch.
+        assert_eq!(
+            meta.method_state_bytes(&KERNELS).unwrap(),
+            4 * 2 + 3 * 12 + CALLS
+        );
         assert_eq!(meta.kernel_scratch_bytes(&KERNELS).unwrap(), 0);
         assert_eq!(meta.count_missing_operators(&KERNELS).unwrap(), 0);
         assert_eq!(meta.num_instructions().unwrap(), 4);
 
-        let mut state = vec![0u8; 44];
+        let mut state = vec![0u8; 44 + CALLS];
         let mut planned: [&mut [u8]; 0] = [];
         let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
         // Before execute: the serialized values.
@@ -134,7 +147,7 @@ fn run_time_values(split: &[&[usize]]) {
         assert!(matches!(method.output(3), Ok(Output::Bool(false))));
 
         // One byte short: the shortfall, nothing written.
-        let mut short = vec![0xa5u8; 43];
+        let mut short = vec![0xa5u8; 43 + CALLS];
         let mut planned: [&mut [u8]; 0] = [];
         let e = Method::load(&meta, &mut short, &mut planned, &KERNELS, &[])
             .err()
@@ -273,8 +286,11 @@ fn kernel_slices_longer_than_the_state_indexes_are_rejected() {
     let mut kernels = vec![filler; usize::from(u16::MAX) - 2];
     kernels.extend_from_slice(&KERNELS);
     assert_eq!(kernels.len(), 65_535);
-    assert_eq!(meta.method_state_bytes(&kernels).unwrap(), 4 * 2 + 3 * 12);
-    let mut state = vec![0u8; 44];
+    assert_eq!(
+        meta.method_state_bytes(&kernels).unwrap(),
+        4 * 2 + 3 * 12 + CALLS
+    );
+    let mut state = vec![0u8; 44 + CALLS];
     let mut planned: [&mut [u8]; 0] = [];
     let mut method = Method::load(&meta, &mut state, &mut planned, &kernels, &[]).unwrap();
     method.execute().unwrap();

@@ -29,7 +29,7 @@ const fn npy_data(npy: &'static [u8]) -> &'static [u8] {
 }
 
 const ARENA_BYTES: usize = 1024;
-const STATE_BYTES: usize = 64;
+const STATE_BYTES: usize = 256; // tiny_cm_m33_int8io: 232 B (its decoded kernel calls)
 
 #[no_mangle]
 extern "C" fn rust_main() {
