@@ -5,16 +5,72 @@
 
 use super::*;
 
-/// Reads the quantization shared by conv and depthwise conv. `base` is the
-/// index of `input_offset` (after `depth_multiplier` for depthwise).
-fn conv_quant(ctx: &KernelContext<'_, '_>, base: usize) -> Result<ConvQuant> {
-    Ok(ConvQuant {
-        input_offset: i32_arg(ctx, base)?,
-        output_offset: i32_arg(ctx, base + 1)?,
-        act_min: i32_arg(ctx, base + 4)?,
-        act_max: i32_arg(ctx, base + 5)?,
-    })
+const QUANTIZED_CONV2D: &str = "cortex_m::quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_CONV2D_NHWC: &str = "cortex_m::quantized_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_DEPTHWISE_CONV2D: &str = "cortex_m::quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_DEPTHWISE_CONV2D_NHWC: &str = "cortex_m::quantized_depthwise_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_TRANSPOSE_CONV2D: &str = "cortex_m::quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_TRANSPOSE_CONV2D_NHWC: &str = "cortex_m::quantized_transpose_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)";
+// One reader per pair of layouts: the same arguments in both schemas.
+const _: () = assert!(same_arguments(QUANTIZED_CONV2D, QUANTIZED_CONV2D_NHWC));
+const _: () = assert!(same_arguments(
+    QUANTIZED_DEPTHWISE_CONV2D,
+    QUANTIZED_DEPTHWISE_CONV2D_NHWC
+));
+const _: () = assert!(same_arguments(
+    QUANTIZED_TRANSPOSE_CONV2D,
+    QUANTIZED_TRANSPOSE_CONV2D_NHWC
+));
+
+/// Where a convolution's arguments are, by name from its schema (computed
+/// at compile time: a name the schema lacks fails the build).
+#[derive(Clone, Copy)]
+struct ConvArgPos {
+    /// `input`, `weight`, `bias`, `requantize_multipliers`,
+    /// `requantize_shifts`.
+    ins: [usize; 5],
+    out: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    /// Depthwise only.
+    depth_multiplier: usize,
+    input_offset: usize,
+    output_offset: usize,
+    activation_min: usize,
+    activation_max: usize,
 }
+
+impl ConvArgPos {
+    const fn of(schema: &str, depthwise: bool) -> Self {
+        use etch_runtime::signature::arg_index as at;
+        ConvArgPos {
+            ins: [
+                at(schema, "input"),
+                at(schema, "weight"),
+                at(schema, "bias"),
+                at(schema, "requantize_multipliers"),
+                at(schema, "requantize_shifts"),
+            ],
+            out: at(schema, "out"),
+            stride: at(schema, "stride"),
+            padding: at(schema, "padding"),
+            dilation: at(schema, "dilation"),
+            depth_multiplier: if depthwise {
+                at(schema, "depth_multiplier")
+            } else {
+                0
+            },
+            input_offset: at(schema, "input_offset"),
+            output_offset: at(schema, "output_offset"),
+            activation_min: at(schema, "activation_min"),
+            activation_max: at(schema, "activation_max"),
+        }
+    }
+}
+
+const CONV_ARGS: ConvArgPos = ConvArgPos::of(QUANTIZED_CONV2D, false);
+const DEPTHWISE_ARGS: ConvArgPos = ConvArgPos::of(QUANTIZED_DEPTHWISE_CONV2D, true);
 
 /// The window's tensor sizes from the views' shapes (each tensor is
 /// resolved once, by `io`).
@@ -44,14 +100,14 @@ fn conv_window(
 /// inside the input, then per-channel `arm_nn_requantize`, `+ output_offset`,
 /// clamp. Weights OHWI, activations NHWC.
 pub const QUANTIZED_CONV2D_OUT: Kernel = op!(
-    "cortex_m::quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    QUANTIZED_CONV2D,
     |ctx| quantized_conv2d(ctx, Layout::ChannelsLast),
     scratch = CONV_SCRATCH_BYTES,
 );
 
 /// `quantized_conv2d_nhwc.out`: same arguments, explicit NHWC activations.
 pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = op!(
-    "cortex_m::quantized_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    QUANTIZED_CONV2D_NHWC,
     |ctx| quantized_conv2d(ctx, Layout::ExplicitNhwc),
     scratch = CONV_SCRATCH_BYTES,
 );
@@ -62,14 +118,14 @@ pub const QUANTIZED_CONV2D_NHWC_OUT: Kernel = op!(
 /// `acc = bias[oc] + Σ_{ky,kx} (x[ic] + input_offset)·w[0,ky,kx,oc]`, then as
 /// conv. Weights `[1, KH, KW, C_out]` (IHWO).
 pub const QUANTIZED_DEPTHWISE_CONV2D_OUT: Kernel = op!(
-    "cortex_m::quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    QUANTIZED_DEPTHWISE_CONV2D,
     |ctx| quantized_depthwise_conv2d(ctx, Layout::ChannelsLast),
     scratch = DEPTHWISE_SCRATCH_BYTES,
 );
 
 /// `quantized_depthwise_conv2d_nhwc.out`: explicit NHWC activations.
 pub const QUANTIZED_DEPTHWISE_CONV2D_NHWC_OUT: Kernel = op!(
-    "cortex_m::quantized_depthwise_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
+    QUANTIZED_DEPTHWISE_CONV2D_NHWC,
     |ctx| quantized_depthwise_conv2d(ctx, Layout::ExplicitNhwc),
     scratch = DEPTHWISE_SCRATCH_BYTES,
 );
@@ -120,7 +176,10 @@ fn conv_args<'c>(
     layout: Layout,
     depthwise: bool,
 ) -> Result<ConvArgs<'c>> {
-    let d = usize::from(depthwise);
+    // Each position an immediate chosen by `depthwise` (a `ConvArgPos`
+    // chosen whole would be read from a table in .rodata).
+    let (c, dw) = (CONV_ARGS, DEPTHWISE_ARGS);
+    let at = |c: usize, dw: usize| if depthwise { dw } else { c };
     // Filled in place (the tensors' fields once `io` has resolved them): no
     // second copy of the scalars beside the views on the stack.
     let mut a = ConvArgs {
@@ -128,13 +187,18 @@ fn conv_args<'c>(
             input: Nhwc::ZERO,
             output: Nhwc::ZERO,
             kernel: (0, 0),
-            stride: pair(ctx, 3)?,
-            padding: pair(ctx, 4)?,
-            dilation: pair(ctx, 5)?,
+            stride: pair(ctx, at(c.stride, dw.stride))?,
+            padding: pair(ctx, at(c.padding, dw.padding))?,
+            dilation: pair(ctx, at(c.dilation, dw.dilation))?,
         },
-        q: conv_quant(ctx, 6 + d)?,
+        q: ConvQuant {
+            input_offset: i32_arg(ctx, at(c.input_offset, dw.input_offset))?,
+            output_offset: i32_arg(ctx, at(c.output_offset, dw.output_offset))?,
+            act_min: i32_arg(ctx, at(c.activation_min, dw.activation_min))?,
+            act_max: i32_arg(ctx, at(c.activation_max, dw.activation_max))?,
+        },
         ch_mult: if depthwise {
-            usize::try_from(ctx.int(6)?).map_err(|_| bad("depth_multiplier"))?
+            usize::try_from(ctx.int(dw.depth_multiplier)?).map_err(|_| bad("depth_multiplier"))?
         } else {
             0
         },
@@ -151,7 +215,9 @@ fn conv_args<'c>(
     // Two lets, not a tuple: the tuple was built aside and copied (140 B).
     let mut ins = [None; 5];
     let mut outs = [TensorViewMut::empty()];
-    ctx.io_into([0, 1, 2, 8 + d, 9 + d], [13 + d], &mut ins, &mut outs)?;
+    let i = |k: usize| at(c.ins[k], dw.ins[k]);
+    let ins_at = [i(0), i(1), i(2), i(3), i(4)];
+    ctx.io_into(ins_at, [at(c.out, dw.out)], &mut ins, &mut outs)?;
     let ([x, w, bias, mult, shift], [out]) = (&ins, &mut outs);
     let (Some(x), Some(w), Some(mult), Some(shift)) = (x, w, mult, shift) else {
         return Err(bad("required tensor argument is None"));
@@ -223,31 +289,51 @@ fn run_conv(a: &mut ConvArgs<'_>, depthwise: bool) -> Result<()> {
 /// starting from the bias; then per-channel requantize as conv. Weights
 /// `[C_out, KH, KW, C_in]`. Computed here by gathering per output element
 /// (same integer sums, no scratch).
-pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel = op!(
-    "cortex_m::quantized_transpose_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_transpose_conv2d(ctx, Layout::ChannelsLast)
-);
+pub const QUANTIZED_TRANSPOSE_CONV2D_OUT: Kernel =
+    op!(
+        QUANTIZED_TRANSPOSE_CONV2D,
+        |ctx| quantized_transpose_conv2d(ctx, Layout::ChannelsLast)
+    );
 
 /// `quantized_transpose_conv2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel = op!(
-    "cortex_m::quantized_transpose_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc)
-);
+pub const QUANTIZED_TRANSPOSE_CONV2D_NHWC_OUT: Kernel =
+    op!(QUANTIZED_TRANSPOSE_CONV2D_NHWC, |ctx| {
+        quantized_transpose_conv2d(ctx, Layout::ExplicitNhwc)
+    });
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_transpose_conv2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (sh, sw) = pair(ctx, 3)?;
-    let (ph, pw) = pair(ctx, 4)?;
-    let (dh, dw) = pair(ctx, 6)?;
-    let (in_off, out_off) = (i32_arg(ctx, 7)?, i32_arg(ctx, 8)?);
-    let (act_min, act_max) = (i32_arg(ctx, 11)?, i32_arg(ctx, 12)?);
-    let ([x, w, bias, mult, shift], [mut out]) = ctx.io([0, 1, 2, 9, 10], [15])?;
+    const S: &str = QUANTIZED_TRANSPOSE_CONV2D;
+    let (sh, sw) = pair(ctx, arg!(S, stride))?;
+    let (ph, pw) = pair(ctx, arg!(S, padding))?;
+    let (dh, dw) = pair(ctx, arg!(S, dilation))?;
+    let (in_off, out_off) = (
+        i32_arg(ctx, arg!(S, input_offset))?,
+        i32_arg(ctx, arg!(S, output_offset))?,
+    );
+    let (act_min, act_max) = (
+        i32_arg(ctx, arg!(S, activation_min))?,
+        i32_arg(ctx, arg!(S, activation_max))?,
+    );
+    let ([x, w, bias, mult, shift], [mut out]) = ctx.io(
+        arg!(
+            S,
+            [
+                input,
+                weight,
+                bias,
+                requantize_multipliers,
+                requantize_shifts
+            ]
+        ),
+        arg!(S, [out]),
+    )?;
     let (x, w, mult, shift) = (
-        required(x, 0)?,
-        required(w, 1)?,
-        required(mult, 9)?,
-        required(shift, 10)?,
+        required(x, arg!(S, input))?,
+        required(w, arg!(S, weight))?,
+        required(mult, arg!(S, requantize_multipliers))?,
+        required(shift, arg!(S, requantize_shifts))?,
     );
     let (n, ih, iw, ic) = nhwc_in(&x.shape, layout)?;
     let (on, oh, ow, oc) = nhwc_in(&out.shape, layout)?;

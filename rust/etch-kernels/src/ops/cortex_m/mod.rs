@@ -3,7 +3,7 @@
 
 use etch_runtime::context::required;
 use etch_runtime::{
-    op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorViewMut,
+    arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorViewMut,
 };
 
 use super::copy::bytes;
@@ -69,6 +69,31 @@ pub const KERNELS: &[Kernel] = &[
 
 use crate::ops::bad;
 
+/// Whether two schema lines have the same argument list (their text from
+/// the `(` on): a kernel pair sharing one reader (NCHW and NHWC) checks it
+/// at compile time.
+const fn same_arguments(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && a[i] != b'(' {
+        i += 1;
+    }
+    while j < b.len() && b[j] != b'(' {
+        j += 1;
+    }
+    if a.len() - i != b.len() - j {
+        return false;
+    }
+    while i < a.len() {
+        if a[i] != b[j] {
+            return false;
+        }
+        i += 1;
+        j += 1;
+    }
+    true
+}
+
 fn i32_arg(ctx: &KernelContext<'_, '_>, i: usize) -> Result<i32> {
     i32::try_from(ctx.int(i)?).map_err(|_| bad("argument out of int32 range"))
 }
@@ -84,7 +109,7 @@ pub const QUANTIZE_PER_TENSOR_OUT: Kernel = op!(
 /// int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out)`.
 pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
     "cortex_m::dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| super::quantized_decomposed::dequantize_per_tensor(ctx, 6)
+    |ctx| super::quantized_decomposed::dequantize_per_tensor(ctx, arg!(SCHEMA, out))
 );
 
 /// `quantized_linear.out(Tensor input, Tensor weights, Tensor? bias,
@@ -96,24 +121,27 @@ pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
 /// (= input_offset·Σw + bias) and no bias, so `acc = kernel_sum[o] + Σ x·w`;
 /// DSP/scalar files carry `bias`, so `acc = bias[o] + Σ (x + input_offset)·(w
 /// + filter_offset)`. Then `arm_nn_requantize`, `+ output_offset`, clamp.
-pub const QUANTIZED_LINEAR_OUT: Kernel = op!(
-    "cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min, *, Tensor(a!) out) -> Tensor(a!)",
-    quantized_linear_out
-);
+pub const QUANTIZED_LINEAR_OUT: Kernel = op!(QUANTIZED_LINEAR, quantized_linear_out);
+
+const QUANTIZED_LINEAR: &str = "cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    const S: &str = QUANTIZED_LINEAR;
     let q = ConvQuant {
-        input_offset: i32_arg(ctx, 4)?,
-        output_offset: i32_arg(ctx, 6)?,
-        act_max: i32_arg(ctx, 9)?,
-        act_min: i32_arg(ctx, 10)?,
+        input_offset: i32_arg(ctx, arg!(S, input_offset))?,
+        output_offset: i32_arg(ctx, arg!(S, output_offset))?,
+        act_max: i32_arg(ctx, arg!(S, activation_max))?,
+        act_min: i32_arg(ctx, arg!(S, activation_min))?,
     };
-    let filter_offset = i32_arg(ctx, 5)?;
+    let filter_offset = i32_arg(ctx, arg!(S, filter_offset))?;
     // Per-tensor: the upstream kernel reads element 0 of each list.
-    let mult = i32::try_from(ctx.int_list_item(7, 0)?).map_err(|_| bad("multiplier"))?;
-    let shift = i32::try_from(ctx.int_list_item(8, 0)?).map_err(|_| bad("shift"))?;
-    let ([x, w, bias, kernel_sum], [mut out]) = ctx.io([0, 1, 2, 3], [11])?;
-    let (x, w) = (required(x, 0)?, required(w, 1)?);
+    let mult = i32::try_from(ctx.int_list_item(arg!(S, requantize_multipliers), 0)?)
+        .map_err(|_| bad("multiplier"))?;
+    let shift = i32::try_from(ctx.int_list_item(arg!(S, requantize_shifts), 0)?)
+        .map_err(|_| bad("shift"))?;
+    let ([x, w, bias, kernel_sum], [mut out]) =
+        ctx.io(arg!(S, [input, weights, bias, kernel_sum]), arg!(S, [out]))?;
+    let (x, w) = (required(x, arg!(S, input))?, required(w, arg!(S, weights))?);
     let out_features = w.shape.size(0);
     if w.shape.rank() != 2 {
         return Err(bad("linear weight is not 2-D"));
@@ -212,10 +240,9 @@ fn pair_into(ctx: &KernelContext<'_, '_>, i: usize, out: &mut (usize, usize)) ->
 
 /// `pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *,
 /// Tensor(a!) out)` → `arm_pad_s8`: pads in physical (NHWC) order.
-pub const PAD_OUT: Kernel = op!(
-    "cortex_m::pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *, Tensor(a!) out) -> Tensor(a!)",
-    pad_out
-);
+pub const PAD_OUT: Kernel = op!(PAD, pad_out);
+
+const PAD: &str = "cortex_m::pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *, Tensor(a!) out) -> Tensor(a!)";
 
 /// Physical dims, outermost first, padded to rank 4.
 #[inline(never)]
@@ -230,14 +257,15 @@ fn phys(s: &etch_runtime::Shape) -> [usize; 4] {
 }
 
 fn pad_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let pre = ctx.int_list(1)?;
-    let post = ctx.int_list(2)?;
-    let value = ctx.int(3)?;
+    const S: &str = PAD;
+    let pre = ctx.int_list(arg!(S, pre_pad))?;
+    let post = ctx.int_list(arg!(S, post_pad))?;
+    let value = ctx.int(arg!(S, pad_value))?;
     let value = i8::try_from(value).map_err(|_| bad("pad value"))?;
     let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
-    ctx.io_into([0], [4], &mut ins, &mut outs)?;
+    ctx.io_into(arg!(S, [input]), arg!(S, [out]), &mut ins, &mut outs)?;
     let ([x], [out]) = (ins, &mut outs);
-    let x = required(x, 0)?;
+    let x = required(x, arg!(S, input))?;
     let (din, dout) = (phys(&x.shape), phys(&out.shape));
     let mut pre4 = [0usize; 4];
     for (k, slot) in pre4.iter_mut().enumerate() {
@@ -311,20 +339,30 @@ fn pad_bytes(
 /// of the window's in-bounds elements, rounded half away from zero, clamped
 /// to int8. The quantization arguments are unused (input and output share
 /// them), as in the upstream kernel.
-pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = op!(
-    "cortex_m::quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_avg_pool2d(ctx, Layout::ChannelsLast)
-);
+pub const QUANTIZED_AVG_POOL2D_OUT: Kernel = op!(QUANTIZED_AVG_POOL2D, |ctx| quantized_avg_pool2d(
+    ctx,
+    Layout::ChannelsLast
+));
 
 /// `quantized_avg_pool2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel = op!(
-    "cortex_m::quantized_avg_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_avg_pool2d(ctx, Layout::ExplicitNhwc)
-);
+pub const QUANTIZED_AVG_POOL2D_NHWC_OUT: Kernel =
+    op!(QUANTIZED_AVG_POOL2D_NHWC, |ctx| quantized_avg_pool2d(
+        ctx,
+        Layout::ExplicitNhwc
+    ));
+
+const QUANTIZED_AVG_POOL2D: &str = "cortex_m::quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_AVG_POOL2D_NHWC: &str = "cortex_m::quantized_avg_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
+// One reader for both layouts: the same arguments in both schemas.
+const _: () = assert!(same_arguments(
+    QUANTIZED_AVG_POOL2D,
+    QUANTIZED_AVG_POOL2D_NHWC
+));
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
+    const S: &str = QUANTIZED_AVG_POOL2D;
     let mut g = Window {
         input: Nhwc::ZERO,
         output: Nhwc::ZERO,
@@ -333,13 +371,13 @@ fn quantized_avg_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Resu
         padding: (0, 0),
         dilation: (1, 1),
     };
-    pair_into(ctx, 1, &mut g.kernel)?;
-    pair_into(ctx, 2, &mut g.stride)?;
-    pair_into(ctx, 3, &mut g.padding)?;
+    pair_into(ctx, arg!(S, kernel_size), &mut g.kernel)?;
+    pair_into(ctx, arg!(S, stride), &mut g.stride)?;
+    pair_into(ctx, arg!(S, padding), &mut g.padding)?;
     let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
-    ctx.io_into([0], [9], &mut ins, &mut outs)?;
+    ctx.io_into(arg!(S, [input]), arg!(S, [out]), &mut ins, &mut outs)?;
     let ([x], [out]) = (ins, &mut outs);
-    let x = required(x, 0)?;
+    let x = required(x, arg!(S, input))?;
     nhwc_into(&x.shape, layout, &mut g.input)?;
     nhwc_into(&out.shape, layout, &mut g.output)?;
     // The upstream kernel runs with the full int8 range.
@@ -367,21 +405,39 @@ fn channel_or_same(len: usize, out_len: usize, channels: usize, i: usize) -> Opt
 /// → `arm_elementwise_add_s8`: each input `((x - zp) << 20)` requantized by
 /// its multiplier/shift, summed, requantized by the output's, `+ zp`, clamped.
 pub const QUANTIZED_ADD_OUT: Kernel = op!(
-    "cortex_m::quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    QUANTIZED_ADD,
     quantized_add_out,
     scratch = ADD_SCRATCH_BYTES
 );
 
+const QUANTIZED_ADD: &str = "cortex_m::quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)";
+
 fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    const S: &str = QUANTIZED_ADD;
     let mut p = [0i32; 11];
-    for (k, slot) in p.iter_mut().enumerate() {
-        let arg = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12][k];
+    let args = arg!(
+        S,
+        [
+            self_zero_point,
+            self_multiplier,
+            self_shift,
+            other_zero_point,
+            other_multiplier,
+            other_shift,
+            output_zero_point,
+            output_multiplier,
+            output_shift,
+            activation_min,
+            activation_max
+        ]
+    );
+    for (slot, arg) in p.iter_mut().zip(args) {
         *slot = i32_arg(ctx, arg)?;
     }
     let [zp1, m1, s1, zp2, m2, s2, zpo, mo, so, act_min, act_max] = p;
     let scratch = ctx.take_scratch();
-    let ([a, b], [mut out]) = ctx.io([0, 4], [13])?;
-    let (a, b) = (required(a, 0)?, required(b, 4)?);
+    let ([a, b], [mut out]) = ctx.io(arg!(S, [self, other]), arg!(S, [out]))?;
+    let (a, b) = (required(a, arg!(S, self))?, required(b, arg!(S, other))?);
     let channels = out.shape.size(1);
     let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
     let n = out.len();
@@ -417,16 +473,23 @@ fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// int other_zero_point, int output_zero_point, int output_multiplier,
 /// int output_shift, *, Tensor(a!) out)` → `arm_elementwise_mul_s8`:
 /// `(x - zp1)·(y - zp2)` requantized, `+ zp`, clamped to int8.
-pub const QUANTIZED_MUL_OUT: Kernel = op!(
-    "cortex_m::quantized_mul.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift, *, Tensor(a!) out) -> Tensor(a!)",
-    quantized_mul_out
-);
+pub const QUANTIZED_MUL_OUT: Kernel = op!(QUANTIZED_MUL, quantized_mul_out);
+
+const QUANTIZED_MUL: &str = "cortex_m::quantized_mul.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
-    let (mo, so) = (i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
-    let ([a, b], [mut out]) = ctx.io([0, 2], [7])?;
-    let (a, b) = (required(a, 0)?, required(b, 2)?);
+    const S: &str = QUANTIZED_MUL;
+    let (zp1, zp2, zpo) = (
+        i32_arg(ctx, arg!(S, self_zero_point))?,
+        i32_arg(ctx, arg!(S, other_zero_point))?,
+        i32_arg(ctx, arg!(S, output_zero_point))?,
+    );
+    let (mo, so) = (
+        i32_arg(ctx, arg!(S, output_multiplier))?,
+        i32_arg(ctx, arg!(S, output_shift))?,
+    );
+    let ([a, b], [mut out]) = ctx.io(arg!(S, [self, other]), arg!(S, [out]))?;
+    let (a, b) = (required(a, arg!(S, self))?, required(b, arg!(S, other))?);
     let channels = out.shape.size(1);
     let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
     let n = out.len();
@@ -452,11 +515,12 @@ fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// `quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out)`:
 /// a 256-entry int8 lookup table indexed by `x + 128` (sigmoid, tanh, ...,
 /// precomputed at export).
-pub const QUANTIZED_ACTIVATION_OUT: Kernel = op!(
+pub const QUANTIZED_ACTIVATION_OUT: Kernel =
+    op!(
     "cortex_m::quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let ([x, lut], [mut out]) = ctx.io([0, 1], [2])?;
-        let (x, lut) = (required(x, 0)?, required(lut, 1)?);
+        let ([x, lut], [mut out]) = ctx.io(arg!(SCHEMA, [input, lut]), arg!(SCHEMA, [out]))?;
+        let (x, lut) = (required(x, arg!(SCHEMA, input))?, required(lut, arg!(SCHEMA, lut))?);
         let (x, lut, out) = (x.as_i8()?, lut.as_i8()?, out.as_i8_mut()?);
         if lut.len() != 256 || x.len() != out.len() {
             return Err(bad("activation LUT or sizes"));
@@ -473,25 +537,42 @@ pub const QUANTIZED_ACTIVATION_OUT: Kernel = op!(
 /// int output_zero_point, int activation_min, int activation_max, *,
 /// Tensor(a!) out)` → `arm_max_pool_s8`: the window's in-bounds maximum
 /// (starting from -128), clamped to the activation range.
-pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = op!(
-    "cortex_m::quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_max_pool2d(ctx, Layout::ChannelsLast)
-);
+pub const QUANTIZED_MAX_POOL2D_OUT: Kernel = op!(QUANTIZED_MAX_POOL2D, |ctx| quantized_max_pool2d(
+    ctx,
+    Layout::ChannelsLast
+));
 
 /// `quantized_max_pool2d_nhwc.out`: explicit NHWC activations.
-pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel = op!(
-    "cortex_m::quantized_max_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| quantized_max_pool2d(ctx, Layout::ExplicitNhwc)
-);
+pub const QUANTIZED_MAX_POOL2D_NHWC_OUT: Kernel =
+    op!(QUANTIZED_MAX_POOL2D_NHWC, |ctx| quantized_max_pool2d(
+        ctx,
+        Layout::ExplicitNhwc
+    ));
+
+const QUANTIZED_MAX_POOL2D: &str = "cortex_m::quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)";
+const QUANTIZED_MAX_POOL2D_NHWC: &str = "cortex_m::quantized_max_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)";
+// One reader for both layouts: the same arguments in both schemas.
+const _: () = assert!(same_arguments(
+    QUANTIZED_MAX_POOL2D,
+    QUANTIZED_MAX_POOL2D_NHWC
+));
 
 // Kept out of line: one symbol per kernel, for size and profile attribution.
 #[inline(never)]
 fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Result<()> {
-    let (kernel, stride, padding, dilation) =
-        (pair(ctx, 1)?, pair(ctx, 2)?, pair(ctx, 3)?, pair(ctx, 4)?);
-    let act = (i32_arg(ctx, 8)?, i32_arg(ctx, 9)?);
-    let ([x], [mut out]) = ctx.io([0], [10])?;
-    let x = required(x, 0)?;
+    const S: &str = QUANTIZED_MAX_POOL2D;
+    let (kernel, stride, padding, dilation) = (
+        pair(ctx, arg!(S, kernel_size))?,
+        pair(ctx, arg!(S, stride))?,
+        pair(ctx, arg!(S, padding))?,
+        pair(ctx, arg!(S, dilation))?,
+    );
+    let act = (
+        i32_arg(ctx, arg!(S, activation_min))?,
+        i32_arg(ctx, arg!(S, activation_max))?,
+    );
+    let ([x], [mut out]) = ctx.io(arg!(S, [input]), arg!(S, [out]))?;
+    let x = required(x, arg!(S, input))?;
     let g = Window {
         input: nhwc_dims(&x.shape, layout)?,
         output: nhwc_dims(&out.shape, layout)?,
@@ -509,18 +590,22 @@ fn quantized_max_pool2d(ctx: &mut KernelContext<'_, '_>, layout: Layout) -> Resu
 /// exp of `(x - max)` scaled by the multiplier, sum in 12 accumulator bits,
 /// reciprocal by Newton-Raphson, output scale 1/256 with zero point -128
 /// (TFLite-Micro bit-accurate).
-pub const SOFTMAX_OUT: Kernel = op!(
-    "cortex_m::softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min, *, Tensor(a!) out) -> Tensor(a!)",
-    softmax_out
-);
+pub const SOFTMAX_OUT: Kernel = op!(SOFTMAX, softmax_out);
+
+const SOFTMAX: &str = "cortex_m::softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    const S: &str = SOFTMAX;
     use crate::cortex_m::arith::{exp_on_negative_values as exp_neg, mul_sat, one_over_one_plus_x};
     const ACCUM_BITS: i32 = 12;
-    let dim = ctx.int(1)?;
-    let (mult, shift, diff_min) = (i32_arg(ctx, 4)?, i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
-    let ([x], [mut out]) = ctx.io([0], [7])?;
-    let x = required(x, 0)?;
+    let dim = ctx.int(arg!(S, dim))?;
+    let (mult, shift, diff_min) = (
+        i32_arg(ctx, arg!(S, input_multiplier))?,
+        i32_arg(ctx, arg!(S, input_shift))?,
+        i32_arg(ctx, arg!(S, diff_min))?,
+    );
+    let ([x], [mut out]) = ctx.io(arg!(S, [input]), arg!(S, [out]))?;
+    let x = required(x, arg!(S, input))?;
     let rank = x.shape.rank() as i64;
     if (dim != -1 && dim != rank - 1) || !x.shape.is_contiguous() || !(0..=31).contains(&shift) {
         return Err(Error::new(
@@ -582,9 +667,13 @@ fn softmax_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 pub const TRANSPOSE_OUT: Kernel = op!(
     "cortex_m::transpose.out(Tensor input, int[] perm, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
-        let perm = ctx.int_list(1)?;
-        let ([x], [mut out]) = ctx.io([0], [2])?;
-        super::copy::strided::permute(&required(x, 0)?, perm.as_slice(), &mut out)
+        let perm = ctx.int_list(arg!(SCHEMA, perm))?;
+        let ([x], [mut out]) = ctx.io(arg!(SCHEMA, [input]), arg!(SCHEMA, [out]))?;
+        super::copy::strided::permute(
+            &required(x, arg!(SCHEMA, input))?,
+            perm.as_slice(),
+            &mut out,
+        )
     }
 );
 
@@ -594,16 +683,27 @@ pub const TRANSPOSE_OUT: Kernel = op!(
 /// → `arm_batch_matmul_s8`: `Σ_k (lhs + lhs_offset)·(rhs_t + rhs_offset)`
 /// (the "zero point" arguments are CMSIS offsets, added), requantized,
 /// `+ output_zero_point`, clamped to int8.
-pub const QUANTIZED_BATCH_MATMUL_OUT: Kernel = op!(
-    "cortex_m::quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)",
-    quantized_batch_matmul_out
-);
+pub const QUANTIZED_BATCH_MATMUL_OUT: Kernel =
+    op!(QUANTIZED_BATCH_MATMUL, quantized_batch_matmul_out);
+
+const QUANTIZED_BATCH_MATMUL: &str = "cortex_m::quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
-    let (lhs_off, rhs_off, out_zp) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
-    let (mult, shift) = (i32_arg(ctx, 5)?, i32_arg(ctx, 6)?);
-    let ([l, r], [mut out]) = ctx.io([0, 2], [8])?;
-    let (l, r) = (required(l, 0)?, required(r, 2)?);
+    const S: &str = QUANTIZED_BATCH_MATMUL;
+    let (lhs_off, rhs_off, out_zp) = (
+        i32_arg(ctx, arg!(S, lhs_zero_point))?,
+        i32_arg(ctx, arg!(S, rhs_zero_point))?,
+        i32_arg(ctx, arg!(S, output_zero_point))?,
+    );
+    let (mult, shift) = (
+        i32_arg(ctx, arg!(S, output_multiplier))?,
+        i32_arg(ctx, arg!(S, output_shift))?,
+    );
+    let ([l, r], [mut out]) = ctx.io(arg!(S, [lhs, rhs_transposed]), arg!(S, [out]))?;
+    let (l, r) = (
+        required(l, arg!(S, lhs))?,
+        required(r, arg!(S, rhs_transposed))?,
+    );
     if l.shape.rank() != 3 || r.shape.rank() != 3 || out.shape.rank() != 3 {
         return Err(bad("batch_matmul ranks"));
     }
@@ -654,19 +754,21 @@ fn quantized_batch_matmul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 /// broadcasting) → `arm_minimum_s8`.
 pub const MINIMUM_OUT: Kernel = op!(
     "cortex_m::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| min_max(ctx, false)
+    |ctx| min_max(ctx, arg!(SCHEMA, [self, other, out]), false)
 );
 
 /// `maximum.out(Tensor self, Tensor other, *, Tensor(a!) out)` (int8,
 /// broadcasting) → `arm_maximum_s8`.
 pub const MAXIMUM_OUT: Kernel = op!(
     "cortex_m::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-    |ctx| min_max(ctx, true)
+    |ctx| min_max(ctx, arg!(SCHEMA, [self, other, out]), true)
 );
 
-fn min_max(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
-    let ([a, b], [mut out]) = ctx.io([0, 1], [2])?;
-    let (a, b) = (required(a, 0)?, required(b, 1)?);
+/// `args`: the positions of `self`, `other` and `out`.
+fn min_max(ctx: &mut KernelContext<'_, '_>, args: [usize; 3], max: bool) -> Result<()> {
+    let [a_arg, b_arg, out_arg] = args;
+    let ([a, b], [mut out]) = ctx.io([a_arg, b_arg], [out_arg])?;
+    let (a, b) = (required(a, a_arg)?, required(b, b_arg)?);
     let shape = out.shape;
     let (ad, bd, od) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
     super::elementwise::for_each_broadcast(&a.shape, &b.shape, &shape, |ia, ib, io| {
@@ -683,17 +785,21 @@ fn min_max(ctx: &mut KernelContext<'_, '_>, max: bool) -> Result<()> {
 /// Tensor(a!) out)`: the quotient of the zero-point-corrected operands in f32
 /// (0 where the divisor is 0), times the effective scale, rounded half to
 /// even, `+ zero point`, clamped to the element type (int8 or int16).
-pub const QUANTIZED_DIV_OUT: Kernel = op!(
-    "cortex_m::quantized_div.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale, *, Tensor(a!) out) -> Tensor(a!)",
-    quantized_div_out
-);
+pub const QUANTIZED_DIV_OUT: Kernel = op!(QUANTIZED_DIV, quantized_div_out);
+
+const QUANTIZED_DIV: &str = "cortex_m::quantized_div.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale, *, Tensor(a!) out) -> Tensor(a!)";
 
 fn quantized_div_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    const S: &str = QUANTIZED_DIV;
     use crate::math::quantize::round_half_even;
-    let (zp1, zp2, zpo) = (i32_arg(ctx, 1)?, i32_arg(ctx, 3)?, i32_arg(ctx, 4)?);
-    let scale = ctx.double(5)? as f32;
-    let ([a, b], [mut out]) = ctx.io([0, 2], [6])?;
-    let (a, b) = (required(a, 0)?, required(b, 2)?);
+    let (zp1, zp2, zpo) = (
+        i32_arg(ctx, arg!(S, self_zero_point))?,
+        i32_arg(ctx, arg!(S, other_zero_point))?,
+        i32_arg(ctx, arg!(S, output_zero_point))?,
+    );
+    let scale = ctx.double(arg!(S, output_scale))? as f32;
+    let ([a, b], [mut out]) = ctx.io(arg!(S, [self, other]), arg!(S, [out]))?;
+    let (a, b) = (required(a, arg!(S, self))?, required(b, arg!(S, other))?);
     if a.numel() != b.numel()
         || a.numel() != out.numel()
         || a.dtype != out.dtype
