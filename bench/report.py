@@ -79,7 +79,7 @@ def footprint_section(root, results):
         "(`tools/ci/check-embedded.sh`, the `probe_core` link, `.text` + `.rodata`, compiler",
         "`memcpy`/`memset` included); operators = the `etch_kernels` symbols of the DS-CNN selection",
         "with `dsp` in the Cortex-M4 benchmark firmware above. The other two rows are the published",
-        "figures for the same DS-CNN on Cortex-M55 (Arm, 2026), as quoted in etch issue 12: no public",
+        "figures for the same DS-CNN on Cortex-M55 (Arm, 2026), as quoted in etch's size-and-speed targets: no public",
         "source giving that core/operator split was found (the nearest, pytorch/executorch#17651,",
         "compares ExecuTorch and TFLM on MobileNetV2 on an Alif E8 Cortex-M55 without a core figure).",
         "They are not measured here, and a Cortex-M55 build of etch has not been compared with them.",
@@ -91,7 +91,7 @@ def footprint_section(root, results):
         "| ExecuTorch (Arm, 2026; Cortex-M55) | 12.11 KiB | 23.92 KiB | 36.03 KiB |",
         "| TensorFlow Lite Micro (Arm, 2026; Cortex-M55) | 10.30 KiB | 30.58 KiB | 40.88 KiB |",
         "",
-        "Issue 12's targets (Cortex-M4F, measured as above) and where they stand; CI fails above the",
+        "The size targets (Cortex-M4F, measured as above) and where they stand; CI fails above the",
         "guards (`tools/ci/check-embedded.sh`, `bench/run.sh --ci`), which follow the measured values",
         "until a target is met:",
         "",
@@ -104,7 +104,7 @@ def footprint_section(root, results):
         "| stack of one DS-CNN inference, Zephyr `samples/keyword_spotting` through the C API (mps2/an386; qemu_cortex_m3; docs/zephyr.md, not measured by this script) | 1,808 B; 1,824 B | 2,048 B |",
         f"| instructions per inference, Cortex-M4 | {m4['instructions_per_inference']:,} | ≤ 6,794,693 (+1 % of 6,727,419) |",
         "",
-        "Before issue 12's work (main at d98d818): core 28,882 B with verification, 22,408 B without;",
+        "Before the size work (main at d98d818): core 28,882 B with verification, 22,408 B without;",
         "kernels 21,708 B; whole-firmware stack 6,348 B; Cortex-M4 6,727,419 and Cortex-M3 11,043,432",
         "instructions. Then (main at 1112365): core 20,644 B with verification, 15,170 B without.",
         "Kernel scratch (main at ed48755): the conv and depthwise kernels' packed weights and",
@@ -188,7 +188,7 @@ LIMITS = {
         ("instructions_per_inference", 16_443_000, 25_000_000,
          "instructions (Armv6-M MULS asm loops: +0.5 % of 16,360,713; v6-M ELF)"),
         ("inference_stack_bytes", 2_440, 2_048,
-         "stack of one inference (2,404 measured at 2c63df4 + 1.5 %; issue 12's 2 KiB is set on the M4F)"),
+         "stack of one inference (2,404 measured at 2c63df4 + 1.5 %; the 2 KiB target is set on the M4F)"),
     ],
     "cortex-m3": [
         ("instructions_per_inference", 6_741_000, 9_500_000,
@@ -201,7 +201,7 @@ LIMITS = {
         # 4,785,634 -> 4,591,669 with the kernel calls decoded at load
         # (etch-runtime `decoded-calls`).
         ("instructions_per_inference", 4_615_000, 5_000_000,
-         "instructions (guard: 4,591,669 measured + 0.5 %; issue 14 target 5.0 M)"),
+         "instructions (guard: 4,591,669 measured + 0.5 %; first speed target 5.0 M)"),
         # No target of its own: the etch_pte + etch_runtime symbols of the bench
         # firmware, with verification and the kernel-call path (KernelContext),
         # which check-embedded's probe_core (the core runtime alone) does not link.
@@ -235,7 +235,7 @@ LIMITS = {
         # rows packed by vector copies; 1,063,078 with the kernel calls
         # decoded at load), + 0.5 %, below the target.
         ("instructions_per_inference", 1_068_400, 1_600_000,
-         "instructions (issue 14: target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
+         "instructions (first speed target 1.6 M; CMSIS-NN's MVE path 1.81 M)"),
         # Guarded against regressions, not yet at 2 KiB (why the Helium build
         # needs 632 B more than the M4F's is not analysed).
         # 2,272 -> 2,288 B with the bounded-dynamic-shapes kernel context
@@ -277,7 +277,7 @@ SUITE = {
     "one": ("", ""),
 }
 
-# Issue 27's targets: guest instructions per inference, int8 I/O, bit-exact
+# The suite's speed targets: guest instructions per inference, int8 I/O, bit-exact
 # (Cortex-M4/M7/M33 one column, Cortex-M55 the other).
 SUITE_TARGETS = {
     "kws": (4_200_000, 1_100_000),
@@ -343,7 +343,7 @@ def check_suite_limits(results):
         target = suite_target(r["target"], r["suite"])
         state = "meets" if value <= target else "above"
         line = (f"{r['target']} {SUITE[r['suite']][1]} int8 I/O instructions: {value:,} "
-                f"(guard {guard:,}; issue 27 target {target:,}: {state})")
+                f"(guard {guard:,}; target {target:,}: {state})")
         if guard and value > guard:
             print("FAIL " + line)
             ok = False
@@ -366,7 +366,7 @@ def host_section(build, root):
         "callgrind (`Ir`, every instruction of the process). Per inference is the difference between",
         f"a run of {facts['runs_long']} inferences and a run of {facts['runs_short']}, divided by",
         f"{int(facts['runs_long']) - int(facts['runs_short'])}, so loading, parsing and process start-up cancel out:", "",
-        "| host | instructions / inference | issue 14 target |",
+        "| host | instructions / inference | first speed target |",
         "|---|---:|---:|",
         f"| x86-64 ({facts['cpu']}) | {n:,} | ≤ 4,000,000 |", "",
         f"Command: `{facts['command']}` (a step of `bench/run.sh`).", "",
@@ -454,7 +454,7 @@ def cmsis_section(results):
            "`-O2 -mthumb -ffunction-sections -fdata-sections` and the core's flags above",
            "(`ARM_MATH_DSP`/`ARM_MATH_MVEI` follow from `-mcpu`), linked with `--gc-sections`,",
            "newlib and libgcc. QEMU machines and memory maps as for etch; the Cortex-M0 ELF runs on",
-           "mps2-an385 with `-cpu cortex-m3` after the same Armv6-M instruction check. Issue 14 was",
+           "mps2-an385 with `-cpu cortex-m3` after the same Armv6-M instruction check. The first speed work was",
            "filed with CMSIS-NN at 28.87 M (M0), 10.51 M (M3), 7.69 M (M4), 7.65 M (M7), 7.69 M (M33)",
            "and 1.81 M (M55): these are within 0.9 % of that (the three `memcpy`s, about 13 k, are",
            "most of the difference on M4 and M55).", ""]
@@ -587,7 +587,7 @@ def main():
             "QEMU machine, counted by the same plugin, bit-exact, without the edges' float",
             "quantize/dequantize (`CMSIS_NN` and `CMSIS_NN_SUITE` in `bench/report.py`; measured on",
             "Cortex-M4 and Cortex-M55 for the three, on every core for DS-CNN); etch / CMSIS-NN below",
-            "1 means etch is ahead. Target = issue 27's (int8 I/O; ✓ = met). Flash = core + kernels +",
+            "1 means etch is ahead. Target = the suite's speed target (int8 I/O; ✓ = met). Flash = core + kernels +",
             "the `.pte`; RAM = method state + arena; stack = one inference's. All bit-exact.",
             "",
             "| target | benchmark | program | instructions / inference | CMSIS-NN | etch / CMSIS-NN | target | flash (core + kernels + model) | RAM (state + arena) | inference stack |",

@@ -7,7 +7,7 @@
  * themselves. Every call must return a status, and the sanitizers
  * (AddressSanitizer, UBSan) must stay quiet.
  *
- * Issue 24 adds hostile buffers: ETDump, debug, profile buffers, `written`
+ * The C-API audit adds hostile buffers: ETDump, debug, profile buffers, `written`
  * and output out-pointers, and input data placed inside the method handle
  * (on the heap, exactly its size, so ASan sees a write past it), the state,
  * the planned buffers or the program bytes; and clock/cycle callbacks that

@@ -414,7 +414,7 @@ mod tests {
         b
     }
 
-    /// Issue 24: a shape whose product overflows panicked inside npyz in
+    /// A shape whose product overflows panicked inside npyz in
     /// overflow-checked builds (the debug CLI); now an error before npyz.
     #[test]
     fn sizes_are_checked_before_npyz_sees_them() {

@@ -1,4 +1,4 @@
-//! Issue 24: `.npy`/`.npz` readers are bounded by what the program can hold
+//! `.npy`/`.npz` readers are bounded by what the program can hold
 //! (its largest tensor; twice the sum of its tensors for an archive) before
 //! they allocate. A shape product that overflows panicked inside `npyz` in
 //! the debug CLI; `--trace-compare` inflated an `.npz` without a cap (a

@@ -1,4 +1,4 @@
-//! Issue 24: `etch listen` streams the WAV hop by hop, as a board does: its
+//! `etch listen` streams the WAV hop by hop, as a board does: its
 //! memory does not depend on the recording's length (it read the whole
 //! recording first: 22.7 MB for ten minutes). Two recordings, 10 s and
 //! 160 s (recording.wav tiled; 5 MB of samples), must peak within 1 MB of

@@ -81,7 +81,7 @@ fn both(bytes: &[u8]) -> [Outcome; 2] {
     BOTH.map(|v| load_execute(bytes, v))
 }
 
-/// Issue 13, "Hang": a tensor with one zero and one huge size has zero bytes
+/// The first audit's "Hang": a tensor with one zero and one huge size has zero bytes
 /// and passed verification and `Method::load`; the kernels then looped over
 /// the huge size (quantized_conv2d over 60 s). Every activation of every
 /// window operator in the zoo fixtures, resized `[N, C, 2147483647, 0]`, is
@@ -126,7 +126,7 @@ fn zero_and_huge_sizes_are_rejected_at_load() {
     assert_eq!(cases, 28);
 }
 
-/// Issue 13, "Overflow": stride and dilation values from the file (here
+/// The first audit's "Overflow": stride and dilation values from the file (here
 /// 2^62 + 1) overflowed unchecked multiplies in `Window::tap` and in the
 /// depthwise kernels: a panic with overflow checks, nonsense geometry
 /// without. Now the kernel rejects the geometry.
@@ -279,7 +279,7 @@ fn overflowing_tap_positions_are_invalid_arguments() {
     }
 }
 
-/// Issue 24: the `step` of `aten::slice_copy` comes from the file and was
+/// The `step` of `aten::slice_copy` comes from the file and was
 /// multiplied into a stride unchecked (`*s *= step as usize`): "attempt to
 /// multiply with overflow" in every overflow-checked build. Every step Int of
 /// every slice_copy in the LSTM zoo fixture, set to a huge value, is now an
@@ -314,7 +314,7 @@ fn huge_slice_copy_steps_are_invalid_arguments() {
     assert!(cases >= 4, "{cases} cases");
 }
 
-/// Issue 24, the audit by execution: every Int the first call of each
+/// The audit by execution: every Int the first call of each
 /// operator takes (an Int argument, or an item of an int[] argument) in
 /// every single-operator program, custom-op program and zoo model up to
 /// 80 KB (275 files: every kernel a fixture reaches), set to each boundary
@@ -426,7 +426,7 @@ fn int_arguments(bytes: &[u8]) -> Vec<usize> {
     out.into_iter().collect()
 }
 
-/// Issue 24: `slice_copy` ignored `end` and took the slice's length from
+/// `slice_copy` ignored `end` and took the slice's length from
 /// the output tensor, so a file with `end` moved copied rows outside the
 /// slice. Now the output's size along `dim` must be `ceil((end - start) /
 /// step)` after upstream's clamping: every `end` Int of the LSTM model set

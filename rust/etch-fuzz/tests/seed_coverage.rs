@@ -20,7 +20,7 @@ const SMALL: usize = 64 * 1024;
 /// Kernels no fixture calls: upstream's export decomposes these operators
 /// (or keeps them only outside the portable/Cortex-M paths etch's fixtures
 /// take), so no seed reaches them and the smoke does not fuzz them (a
-/// mutant would have to rewrite an operator name). Issue 24 left them so.
+/// mutant would have to rewrite an operator name). The C-API and host-tool audit left them so.
 const NO_FIXTURE: &[&str] = &[
     // The executorch_prim scalar ops the programs of tests/programs do not
     // call (sub and mul are called, add and eq by map_f32, floordiv, mod
