@@ -97,7 +97,7 @@ pub(crate) struct Overrides<'s>(pub(super) &'s [u8]);
 
 impl Overrides<'_> {
     /// No value written at run time (tests).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "decoded-calls"))]
     pub(crate) fn none() -> Overrides<'static> {
         Overrides(&[])
     }
