@@ -1,4 +1,4 @@
-//! Host tests of the `cortex_m::*` adapters.
+//! Host tests of `cortex_m::pad`'s copy loop.
 
 extern crate std;
 use super::*;
