@@ -223,9 +223,13 @@ LIMITS = {
         # generic), the DSP fully connected loop and their fallbacks, linked
         # wherever quantized_conv2d / quantized_linear are, though DS-CNN's
         # convolutions are all pointwise: 20,704 B (20,384 B before the
-        # reorganisation).
-        ("flash_kernels_bytes", 20_808, 16_384, "DS-CNN kernels flash with dsp (20,704 + 0.5 %)"),
-        ("inference_stack_bytes", 1_672, 2_048, "stack of one inference (1,664 measured + 0.5 %)"),
+        # reorganisation). The Helium work left it at 20,798 B; the conv
+        # adapter reading its arguments by name (28b69fb: positions chosen
+        # per argument from the two schemas) made quantized_conv 776 -> 792 B
+        # and its frame 16 B larger: 20,814 B, stack 1,688 B, +45
+        # instructions per DS-CNN inference.
+        ("flash_kernels_bytes", 20_918, 16_384, "DS-CNN kernels flash with dsp (20,814 + 0.5 %)"),
+        ("inference_stack_bytes", 1_696, 2_048, "stack of one inference (1,688 measured + 0.5 %)"),
     ],
     "cortex-m55": [
         # Helium kernels (--features mve): the guard follows the measured
