@@ -1098,6 +1098,11 @@ etch_status_t etch_method_unload(etch_method_t *m);
  * from a kernel or callback returns `ETCH_INVALID_STATE`, and so does this
  * one when `m` is already running.
  *
+ * Set every input again before each execution: as in ExecuTorch, the
+ * memory plan may place later tensors over an input's bytes, so after a
+ * run an input need not hold what was set (state kept across executions
+ * lives in the program's mutable buffers, never in its inputs).
+ *
  * # Safety
  * `m` NULL or a writable `etch_method_t`.
  */

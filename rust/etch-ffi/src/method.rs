@@ -575,6 +575,11 @@ pub unsafe extern "C" fn etch_method_unload(m: *mut etch_method_t) -> etch_statu
 /// from a kernel or callback returns `ETCH_INVALID_STATE`, and so does this
 /// one when `m` is already running.
 ///
+/// Set every input again before each execution: as in ExecuTorch, the
+/// memory plan may place later tensors over an input's bytes, so after a
+/// run an input need not hold what was set (state kept across executions
+/// lives in the program's mutable buffers, never in its inputs).
+///
 /// # Safety
 /// `m` NULL or a writable `etch_method_t`.
 #[no_mangle]
