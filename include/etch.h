@@ -1020,6 +1020,20 @@ etch_status_t etch_method_load(etch_method_t *m,
 etch_status_t etch_method_error(const etch_method_t *m, etch_error_t *out);
 
 /**
+ * Marks `*m` unloaded: every later call on it returns `ETCH_INVALID_STATE`
+ * until it is loaded again. Call it before the handle's storage or any of
+ * its buffers go away (end of scope, `free`, reuse): only then can a later
+ * handle that happens to occupy the same bytes be told from a live one
+ * (see "What the handle checks detect" in the header). `ETCH_OK` for any
+ * writable handle, loaded or not, except one whose method is running (a
+ * kernel or callback unloading it): `ETCH_INVALID_STATE`, still loaded.
+ *
+ * # Safety
+ * `m` NULL or a writable `etch_method_t` that no call is using.
+ */
+etch_status_t etch_method_unload(etch_method_t *m);
+
+/**
  * Copies `len` bytes (exactly the input's `nbytes`, in its dtype and dim
  * order) into input `i`'s planned memory. `data` must not overlap `*m`, the
  * state or the planned buffers (`ETCH_INVALID_ARGUMENT`, `at` = 2); it may
@@ -1077,20 +1091,6 @@ etch_status_t etch_method_set_input_sized(etch_method_t *m,
                                           size_t dim,
                                           const void *data,
                                           size_t len);
-
-/**
- * Marks `*m` unloaded: every later call on it returns `ETCH_INVALID_STATE`
- * until it is loaded again. Call it before the handle's storage or any of
- * its buffers go away (end of scope, `free`, reuse): only then can a later
- * handle that happens to occupy the same bytes be told from a live one
- * (see "What the handle checks detect" in the header). `ETCH_OK` for any
- * writable handle, loaded or not, except one whose method is running (a
- * kernel or callback unloading it): `ETCH_INVALID_STATE`, still loaded.
- *
- * # Safety
- * `m` NULL or a writable `etch_method_t` that no call is using.
- */
-etch_status_t etch_method_unload(etch_method_t *m);
 
 /**
  * Runs the method once; on failure `etch_method_error()` gives the failing
@@ -1157,6 +1157,20 @@ etch_status_t etch_method_execute_profiled(etch_method_t *m,
                                            size_t n);
 
 /**
+ * The kernel instruction `i` calls (numbered across chains, as in
+ * `etch_method_execute_profiled`), e.g. `"cortex_m::quantized_conv2d.out"`;
+ * not NUL-terminated (print with `"%.*s"`). `ETCH_NOT_FOUND` for
+ * instructions that call no kernel.
+ *
+ * # Safety
+ * `m` NULL or an `etch_method_t`; `name`, `len` NULL or writable.
+ */
+etch_status_t etch_method_instruction_operator(const etch_method_t *m,
+                                               size_t i,
+                                               const char **name,
+                                               size_t *len);
+
+/**
  * Output `i` after an execute: `*data` points into the method's planned
  * memory (valid until the next execute), `*nbytes` its size. Tensor
  * outputs only (`ETCH_INVALID_TYPE` for scalars). `data` and `nbytes` must
@@ -1192,20 +1206,6 @@ etch_status_t etch_method_output_sizes(const etch_method_t *m,
                                        int32_t *sizes,
                                        size_t cap,
                                        size_t *dim);
-
-/**
- * The kernel instruction `i` calls (numbered across chains, as in
- * `etch_method_execute_profiled`), e.g. `"cortex_m::quantized_conv2d.out"`;
- * not NUL-terminated (print with `"%.*s"`). `ETCH_NOT_FOUND` for
- * instructions that call no kernel.
- *
- * # Safety
- * `m` NULL or an `etch_method_t`; `name`, `len` NULL or writable.
- */
-etch_status_t etch_method_instruction_operator(const etch_method_t *m,
-                                               size_t i,
-                                               const char **name,
-                                               size_t *len);
 
 /**
  * Scalar output `i` as an integer: Int and Bool outputs (the int8-I/O
