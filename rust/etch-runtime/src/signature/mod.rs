@@ -107,6 +107,65 @@ const fn same(s: &[u8], a: usize, b: usize, len: usize) -> bool {
     true
 }
 
+/// The kind of each schema type etch takes, by base type name, in its four
+/// forms: plain, optional (`?`), list (`[]`) and optional list (`[]?`);
+/// `None` where etch takes no such form.
+const KINDS: [(&[u8], [Option<ArgKind>; 4]); 11] = {
+    use ArgKind as A;
+    [
+        (
+            b"Tensor",
+            [
+                Some(A::Tensor),
+                Some(A::OptTensor),
+                Some(A::TensorList),
+                None,
+            ],
+        ),
+        (
+            b"int",
+            [
+                Some(A::Int),
+                Some(A::OptInt),
+                Some(A::IntList),
+                Some(A::OptIntList),
+            ],
+        ),
+        (
+            b"SymInt",
+            [
+                Some(A::Int),
+                Some(A::OptInt),
+                Some(A::IntList),
+                Some(A::OptIntList),
+            ],
+        ),
+        (
+            b"float",
+            [
+                Some(A::Double),
+                Some(A::OptDouble),
+                Some(A::DoubleList),
+                Some(A::OptDoubleList),
+            ],
+        ),
+        (
+            b"bool",
+            [Some(A::Bool), Some(A::OptBool), Some(A::BoolList), None],
+        ),
+        (b"Scalar", [Some(A::Scalar), Some(A::OptScalar), None, None]),
+        (
+            b"ScalarType",
+            [Some(A::ScalarType), Some(A::OptScalarType), None, None],
+        ),
+        (b"str", [Some(A::String), Some(A::OptString), None, None]),
+        // Optional only, serialized as an Int code or None.
+        (b"Layout", [None, Some(A::OptInt), None, None]),
+        (b"Device", [None, Some(A::OptInt), None, None]),
+        (b"MemoryFormat", [None, Some(A::OptInt), None, None]),
+    ]
+};
+
 /// One schema type at `i`, in ExecuTorch's grammar for the types etch
 /// supports: `Base`, `Tensor(a)` / `Tensor(a!)` (alias annotation, tensors
 /// only), then `[]` or `[N]` (a list; the length is not checked: PyTorch
@@ -158,81 +217,28 @@ const fn parse_type(s: &[u8], i: usize) -> Option<(ArgKind, usize, bool)> {
     if optional {
         j += 1;
     }
-    let int = is_word(s, i, base_end, b"int") || is_word(s, i, base_end, b"SymInt");
-    use ArgKind as A;
-    let kind = match (list, optional) {
-        (false, false) => {
-            if tensor {
-                A::Tensor
-            } else if int {
-                A::Int
-            } else if is_word(s, i, base_end, b"float") {
-                A::Double
-            } else if is_word(s, i, base_end, b"bool") {
-                A::Bool
-            } else if is_word(s, i, base_end, b"Scalar") {
-                A::Scalar
-            } else if is_word(s, i, base_end, b"ScalarType") {
-                A::ScalarType
-            } else if is_word(s, i, base_end, b"str") {
-                A::String
-            } else {
-                return None;
+    let form = list as usize * 2 + optional as usize;
+    let mut t = 0;
+    let kind = loop {
+        if t == KINDS.len() {
+            return None;
+        }
+        let (word, forms) = KINDS[t];
+        if is_word(s, i, base_end, word) {
+            match forms[form] {
+                Some(kind) => break kind,
+                None => return None,
             }
         }
-        (false, true) => {
-            if tensor {
-                A::OptTensor
-            } else if int {
-                A::OptInt
-            } else if is_word(s, i, base_end, b"float") {
-                A::OptDouble
-            } else if is_word(s, i, base_end, b"bool") {
-                A::OptBool
-            } else if is_word(s, i, base_end, b"Scalar") {
-                A::OptScalar
-            } else if is_word(s, i, base_end, b"ScalarType") {
-                A::OptScalarType
-            } else if is_word(s, i, base_end, b"str") {
-                A::OptString
-            } else if is_word(s, i, base_end, b"Layout")
-                || is_word(s, i, base_end, b"Device")
-                || is_word(s, i, base_end, b"MemoryFormat")
-            {
-                // Serialized as an Int code, or None.
-                A::OptInt
-            } else {
-                return None;
-            }
-        }
-        (true, false) => {
-            if tensor && opt_elem {
-                A::OptTensorList
-            } else if tensor {
-                A::TensorList
-            } else if int {
-                A::IntList
-            } else if is_word(s, i, base_end, b"float") {
-                A::DoubleList
-            } else if is_word(s, i, base_end, b"bool") {
-                A::BoolList
-            } else {
-                return None;
-            }
-        }
-        (true, true) => {
-            if int {
-                A::OptIntList
-            } else if is_word(s, i, base_end, b"float") {
-                A::OptDoubleList
-            } else {
-                return None;
-            }
-        }
+        t += 1;
     };
-    if opt_elem && !matches!(kind, A::OptTensorList) {
-        return None;
-    }
+    // `Tensor?[]`: a list of optional tensors, the one list whose items
+    // may be None.
+    let kind = match (opt_elem, kind) {
+        (false, kind) => kind,
+        (true, ArgKind::TensorList) => ArgKind::OptTensorList,
+        (true, _) => return None,
+    };
     Some((kind, j, mutable && list))
 }
 
