@@ -31,7 +31,7 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 import pte_facts  # noqa: E402
 
-FAMILIES = ("elementwise", "reduction", "shape", "conv")
+FAMILIES = ("elementwise", "reduction", "shape", "conv", "cortex_m")
 
 
 class Fn(torch.nn.Module):
@@ -45,7 +45,7 @@ class Fn(torch.nn.Module):
         return self.fn(*xs)
 
 
-def case(name, module, inputs, rule="exact", why="", quant=None, reference=None):
+def case(name, module, inputs, rule="exact", why="", quant=None, reference=None, preserve=(), skip_dim_order=False):
     """One single-operator program.
 
     name:   file stem, e.g. "tanh_f32"
@@ -63,23 +63,36 @@ def case(name, module, inputs, rule="exact", why="", quant=None, reference=None)
             kernel's arithmetic, for the operators the pip runtime takes from
             kernels/optimized (shared/reference/executorch-portable-kernels.md
             §0); why says how the optimized kernel differs
+    preserve: operators `to_edge` keeps instead of decomposing them
+            (EdgeCompileConfig.preserve_ops: torch.stack, transpose, roll,
+            pixel_shuffle, masked_fill, rsub, ...), so the program calls the
+            portable kernel of that name
+    skip_dim_order: EdgeCompileConfig(_skip_dim_order=True): `clone` stays
+            aten::clone instead of dim_order_ops::_clone_dim_order
+    quant "cortex_m_nhwc": the cortex_m flow with use_explicit_layout (the
+            *_nhwc operators between cortex_m::transpose calls)
     """
     assert rule == "exact" or why, f"{name}: a non-exact rule needs a reason"
-    return dict(name=name, module=module, inputs=inputs, rule=rule, why=why, quant=quant, reference=reference)
+    return dict(name=name, module=module, inputs=inputs, rule=rule, why=why, quant=quant, reference=reference,
+                preserve=tuple(preserve), skip_dim_order=skip_dim_order)
 
 
 def export(c):
-    from executorch.exir import ExecutorchBackendConfig, to_edge
+    from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
     from executorch.runtime import Runtime
 
     module = c["module"].eval()
     inputs = tuple(c["inputs"])
-    if c["quant"] == "cortex_m":
+    if c["quant"] in ("cortex_m", "cortex_m_nhwc"):
         from export_fixtures import cortex_m_program, reference_run, to_pte
 
         (x,) = inputs
-        calib = [x] + [torch.randn_like(x) for _ in range(3)]
-        edge, ep, _, to_input = cortex_m_program(module, x, calib, "M4", False)
+        # Calibration from its own generator: the same file whether the run
+        # exports every case or only this one (--only).
+        g = torch.Generator().manual_seed(11)
+        calib = [x] + [torch.randn(x.shape, generator=g) for _ in range(3)]
+        explicit = c["quant"] == "cortex_m_nhwc"
+        edge, ep, _, to_input = cortex_m_program(module, x, calib, "M4", False, explicit)
         x_in = to_input(x)
         out, _ = reference_run(ep, x_in, record_intermediates=False)
         return to_pte(edge, ep), [x_in.contiguous().numpy()], [out.contiguous().numpy()]
@@ -96,7 +109,8 @@ def export(c):
         prepared = prepare_pt2e(gm, XNNPACKQuantizer().set_global(get_symmetric_quantization_config()))
         prepared(*inputs)
         ep = torch.export.export(convert_pt2e(prepared), inputs, strict=True)
-    buf = to_edge(ep).to_executorch(ExecutorchBackendConfig()).buffer
+    config = EdgeCompileConfig(preserve_ops=list(c["preserve"]), _skip_dim_order=c["skip_dim_order"])
+    buf = to_edge(ep, compile_config=config).to_executorch(ExecutorchBackendConfig()).buffer
     outs = Runtime.get().load_program(buf).load_method("forward").execute(list(inputs))
     return buf, [t.numpy() for t in inputs], [o.numpy() for o in outs]
 
@@ -105,6 +119,7 @@ MADE_BY = {
     None: "float program",
     "int8": "portable int8 (PT2E q/dq, XNNPACKQuantizer, not delegated)",
     "cortex_m": "cortex_m flow (CortexMQuantizer, CortexMPassManager, M4), reference: cortex_m reference ops over the final graph",
+    "cortex_m_nhwc": "cortex_m flow with explicit layout (CortexMQuantizer(use_explicit_layout=True), CortexMPassManager, M4), reference: cortex_m reference ops over the final graph",
 }
 
 
@@ -150,7 +165,9 @@ def main():
                 "rule": c["rule"],
                 "why": c["why"],
                 "reference": "ExecuTorch runtime" if c.get("reference") is None else "Python model of the portable kernel: " + c["reference"][1],
-                "made_by": MADE_BY[c["quant"]],
+                "made_by": MADE_BY[c["quant"]]
+                + ("; to_edge preserve_ops " + ", ".join(str(o) for o in c["preserve"]) if c["preserve"] else "")
+                + ("; to_edge _skip_dim_order" if c["skip_dim_order"] else ""),
             }
             print(f"{c['name']}: {len(buf)} B, ops {ops}", flush=True)
     with open(manifest_path, "w") as f:

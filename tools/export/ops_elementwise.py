@@ -227,3 +227,19 @@ CASES = [
     case("to_f32_i32_cl", Fn(lambda a: a.to(torch.int32)), (f32(1, 3, 2, 2, scale=50.0, edges=False).contiguous(memory_format=torch.channels_last),)),
     case("to_f32_i8_to_cl", Fn(lambda a: a.to(dtype=torch.int8, memory_format=torch.channels_last)), (f32(1, 3, 2, 2, scale=30.0, edges=False),)),
 ]
+
+# Operators `to_edge` decomposes unless told to keep them (preserve_ops), and
+# Scalar overloads no other case calls. le.Scalar: the pip runtime registers
+# kernels/optimized le.Scalar, so its reference is numpy's comparison.
+CASES += [
+    case("le_scalar_f32", Fn(lambda a: a <= 0.5), (f32(3, 4),),
+         reference=(lambda a: [a <= np.float32(0.5)], OPTIMIZED + "le.Scalar")),
+    case("ge_scalar_i32", Fn(lambda a: a >= 3), (ints(3, 4),)),
+    case("fmod_scalar_f32", Fn(lambda a: torch.fmod(a, 1.5)), (f32(3, 4),)),
+    case("fmod_scalar_i32_neg", Fn(lambda a: torch.fmod(a, -3)), (ints(3, 4),)),
+    case("rsub_kept_f32", Fn(lambda a: aten.rsub.Scalar(a, 2.0, 3)), (f32(3, 4),), preserve=[aten.rsub.Scalar]),
+    case("rsub_kept_i32", Fn(lambda a: aten.rsub.Scalar(a, 7, 2)), (ints(3, 4, lo=-2**30, hi=2**30),), preserve=[aten.rsub.Scalar]),
+    case("masked_fill_f32", Fn(lambda a, m: a.masked_fill(m, -1.5)), (f32(3, 4), torch.rand(3, 4) > 0.5), preserve=[aten.masked_fill.Scalar]),
+    case("masked_fill_i32_broadcast", Fn(lambda a, m: a.masked_fill(m, 9)), (ints(2, 3, 4), torch.rand(3, 1) > 0.5), preserve=[aten.masked_fill.Scalar]),
+]
+

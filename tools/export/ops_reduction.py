@@ -2,6 +2,7 @@
 argmax/argmin, max/min.dim, var, cumsum, softmax/log_softmax, normalization,
 pooling). See ops.py for the driver and the rule format."""
 
+import numpy as np
 import torch
 
 from ops import Fn, case
@@ -165,4 +166,25 @@ CASES += [
     case("adaptive_avg_pool2d_f32_7to3", torch.nn.AdaptiveAvgPool2d((3, 3)), (randn(1, 2, 7, 7),)),
     case("adaptive_avg_pool2d_f32_5x6to2x4", torch.nn.AdaptiveAvgPool2d((2, 4)), (randn(2, 3, 5, 6),)),
     case("adaptive_avg_pool2d_f32_3d", torch.nn.AdaptiveAvgPool2d((4, 3)), (randn(3, 9, 5),)),
+]
+
+# ---- mm: the pip runtime registers kernels/optimized mm (a BLAS sgemm), so the
+# reference is a model of portable's op_mm.cpp (vec_matmul): per output one f32
+# accumulator from 0, k ascending, product rounded to f32 before each add.
+
+
+def mm_model(a, b):
+    out = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = np.float32(0)
+            for k in range(a.shape[1]):
+                acc = np.float32(acc + np.float32(a[i, k] * b[k, j]))
+            out[i, j] = acc
+    return [out]
+
+
+CASES += [
+    case("mm_f32", Fn(lambda a, b: torch.mm(a, b)), (randn(3, 5), randn(5, 4)),
+         reference=(mm_model, "the pip runtime runs kernels/optimized mm (sgemm)")),
 ]

@@ -112,3 +112,20 @@ CASES += [
     case("upsample_bilinear2d_cl_f32", Fn(lambda x: F.interpolate(x, scale_factor=3, mode="bilinear")), (cl(randn(1, 3, 2, 2)),)),
     case("upsample_bilinear2d_u8", Fn(lambda x: F.interpolate(x, size=(6, 5), mode="bilinear")), (ints(torch.uint8, 1, 2, 3, 4, lo=0, hi=256),)),
 ]
+
+# Operators `to_edge` decomposes (stack -> cat + view_copy, transpose/t ->
+# permute_copy, roll -> arange/fmod/index_select, pixel_(un)shuffle ->
+# view/permute) kept by EdgeCompileConfig.preserve_ops, and clone kept as
+# aten::clone (not dim_order_ops::_clone_dim_order) by _skip_dim_order.
+CASES += [
+    case("stack_f32", Fn(lambda a, b: torch.stack([a, b], 1)), (randn(2, 3), randn(2, 3)), preserve=[A.stack.default]),
+    case("stack_i64_neg_dim", Fn(lambda a, b, c: torch.stack([a, b, c], -1)), (ints(torch.int64, 2, 2), ints(torch.int64, 2, 2), ints(torch.int64, 2, 2)), preserve=[A.stack.default]),
+    case("transpose_copy_f32", Fn(lambda x: A.transpose_copy.int(x, 0, 2)), (randn(2, 3, 4),), preserve=[A.transpose_copy.int]),
+    case("transpose_copy_i8_neg", Fn(lambda x: A.transpose_copy.int(x, -1, 1)), (ints(torch.int8, 2, 3, 4),), preserve=[A.transpose_copy.int]),
+    case("t_copy_f32", Fn(lambda x: A.t_copy(x)), (randn(2, 3),), preserve=[A.t_copy.default]),
+    case("roll_f32", Fn(lambda x: torch.roll(x, (1, -2), (0, 1))), (randn(4, 3),), preserve=[A.roll.default]),
+    case("roll_i32_wrap", Fn(lambda x: torch.roll(x, -7, 1)), (ints(torch.int32, 2, 3),), preserve=[A.roll.default]),
+    case("pixel_shuffle_f32", Fn(lambda x: F.pixel_shuffle(x, 2)), (randn(1, 8, 2, 3),), preserve=[A.pixel_shuffle.default]),
+    case("pixel_unshuffle_f32", Fn(lambda x: F.pixel_unshuffle(x, 2)), (randn(2, 2, 4, 6),), preserve=[A.pixel_unshuffle.default]),
+    case("clone_f32", Fn(lambda x: A.clone(x)), (randn(2, 3),), skip_dim_order=True),
+]
