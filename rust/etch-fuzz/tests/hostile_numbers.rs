@@ -460,3 +460,47 @@ fn slice_copy_output_length_follows_start_end_and_step() {
     }
     assert!(cases >= 4, "{cases} cases");
 }
+
+/// Byte position of the 64-bit `Int` value `index`.
+fn int_at(bytes: &[u8], index: usize) -> usize {
+    let v = evalue(bytes, index);
+    let val = v.0.table(slot::evalue::VAL).unwrap().unwrap();
+    val.field(slot::single::VALUE, 8).unwrap().unwrap()
+}
+
+/// `pixel_shuffle`/`pixel_unshuffle` on empty tensors with a factor whose
+/// square fits `usize` but not `isize` (found by the static arithmetic
+/// audit, tools/ci/arith-audit.py: the walk's channel stride multiplied the
+/// factor by itself as `isize`): `InvalidArgument`, no overflow.
+#[test]
+fn pixel_shuffle_factor_whose_square_overflows_isize_is_an_invalid_argument() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ops");
+    for (name, op) in [
+        ("pixel_shuffle_f32", "pixel_shuffle"),
+        ("pixel_unshuffle_f32", "pixel_unshuffle"),
+    ] {
+        let original = std::fs::read(dir.join(format!("{name}.pte"))).unwrap();
+        let call = calls(&original, op).remove(0);
+        let (x, factor, out) = (call[0], call[1], call[2]);
+        // r = 3,037,000,500: r² = 9.22e18 < 2^64 (usize) but > i64::MAX.
+        let r: i64 = 3_037_000_500;
+        let mut bytes = original.clone();
+        let at = int_at(&bytes, factor);
+        bytes[at..at + 8].copy_from_slice(&r.to_le_bytes());
+        // Every size after the batch zero: each shape check holds.
+        for t in [x, out] {
+            for i in 1..4 {
+                let at = size_at(&bytes, t, i);
+                bytes[at..at + 4].copy_from_slice(&0i32.to_le_bytes());
+            }
+        }
+        save(&format!("{name}_huge_factor"), &bytes);
+        for outcome in both(&bytes) {
+            assert_eq!(
+                outcome,
+                Err((Stage::Execute, ErrorCode::InvalidArgument)),
+                "{name}"
+            );
+        }
+    }
+}

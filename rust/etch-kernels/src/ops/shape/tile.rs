@@ -242,10 +242,13 @@ pub fn pixel_shuffle(
     let at = |s: &[isize; MAX_WALK], d: usize| s.get(d).copied().unwrap_or(0);
     let (bc, bh, bw) = (at(&bs, lead), at(&bs, lead + 1), at(&bs, lead + 2));
     let (sc, sh, sw) = (at(&ss, lead), at(&ss, lead + 1), at(&ss, lead + 2));
-    let ri = r as isize;
+    // r and r² as strides: r² may fit `usize` but not `isize` (empty
+    // tensors pass every shape check whatever the factor).
+    let ri = isize::try_from(r).map_err(|_| bad("pixel shuffle factor"))?;
+    let rri = isize::try_from(rr).map_err(|_| bad("pixel shuffle factor"))?;
     // Walk [.., C, H, i, W, j]: big[c·r² + i·r + j, h, w] = small[c, h·r + i, w·r + j].
     let tail_sizes = [c, hb, r, wb, r];
-    let tail_big = [bc.wrapping_mul(ri * ri), bh, bc.wrapping_mul(ri), bw, bc];
+    let tail_big = [bc.wrapping_mul(rri), bh, bc.wrapping_mul(ri), bw, bc];
     let tail_small = [sc, sh.wrapping_mul(ri), sh, sw.wrapping_mul(ri), sw];
     let (mut sizes, mut big_st, mut small_st) = ([0usize; MAX_WALK], bs, ss);
     for d in 0..lead {
