@@ -1,11 +1,21 @@
 //! What the cortex_m reference tests share: deterministic random numbers,
-//! CMSIS-NN requantization written from its definition, random geometries
-//! and a plain i64 convolution.
+//! CMSIS-NN requantization written from its definition, random geometries,
+//! a plain i64 convolution and random layers with their reference output.
 
 extern crate std;
 use std::{vec, vec::Vec};
 
+use super::common::ConvOperands;
+use super::conv::CONV_SCRATCH_WORDS;
+use super::depthwise::DEPTHWISE_SCRATCH_WORDS;
 use super::{ConvQuant, Nhwc, Window};
+use crate::error::KernelResult;
+
+/// Kernel scratch as an earlier call may leave it (never assumed zero),
+/// large enough for either layer kernel.
+pub(crate) fn scratch() -> Vec<u64> {
+    vec![0xa5a5_a5a5_a5a5_a5a5; CONV_SCRATCH_WORDS.max(DEPTHWISE_SCRATCH_WORDS)]
+}
 
 /// xorshift64*: deterministic, dependency-free.
 pub(crate) struct Rng(pub(crate) u64);
@@ -226,5 +236,106 @@ impl XorShift {
     }
     pub(crate) fn i8s(&mut self, n: usize) -> Vec<i8> {
         (0..n).map(|_| self.next() as i8).collect()
+    }
+}
+
+/// A layer of random operands for a geometry, with its reference output
+/// ([`ref_conv`]): zero points at the int8 edges or anywhere, activation
+/// ranges full or narrowed, multipliers from `2^30` up or (one in four) any
+/// odd value, right shifts 1 to 31 (what the Helium requantization admits)
+/// except on channel `refuse`, which gets a left shift of 1 (Helium's loops
+/// refuse the layer and the generic ones run it).
+pub(crate) struct Layer {
+    pub(crate) g: Window,
+    pub(crate) q: ConvQuant,
+    pub(crate) x: Vec<i8>,
+    pub(crate) w: Vec<i8>,
+    pub(crate) bias: Vec<i32>,
+    pub(crate) mult: Vec<i32>,
+    pub(crate) shift: Vec<i32>,
+    pub(crate) want: Vec<i8>,
+}
+
+impl Layer {
+    /// `ch_mult`: `Some(m)` a depthwise layer of channel multiplier `m`
+    /// (IHWO weights), `None` a convolution (OHWI weights).
+    pub(crate) fn random(
+        r: &mut Rng,
+        g: Window,
+        ch_mult: Option<usize>,
+        refuse: Option<usize>,
+    ) -> Layer {
+        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
+        let q = ConvQuant {
+            input_offset: -zp_in,
+            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
+            act_min: [-128, -20][r.range(0, 1) as usize],
+            act_max: [127, 100][r.range(0, 1) as usize],
+        };
+        let x = r.i8s(i.elements().unwrap());
+        let taps = kh * kw * if ch_mult.is_some() { 1 } else { i.c };
+        let w = r.i8s(taps * o.c);
+        let mult = (0..o.c)
+            .map(|_| match r.range(0, 3) {
+                0 => r.next() as i32 | 1,
+                _ => r.range(1 << 30, i32::MAX as i64) as i32,
+            })
+            .collect::<Vec<i32>>();
+        let shift = (0..o.c)
+            .map(|c| {
+                if refuse == Some(c) {
+                    1
+                } else {
+                    r.range(-31, -1) as i32
+                }
+            })
+            .collect::<Vec<i32>>();
+        let bias = (0..o.c)
+            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+            .collect::<Vec<i32>>();
+        let want = ref_conv(&g, &q, ch_mult, &x, &w, &bias, &mult, &shift);
+        Layer {
+            g,
+            q,
+            x,
+            w,
+            bias,
+            mult,
+            shift,
+            want,
+        }
+    }
+
+    pub(crate) fn ops(&self) -> ConvOperands<'_> {
+        ConvOperands::new(
+            self.g,
+            self.q,
+            &self.x,
+            &self.w,
+            Some(&self.bias),
+            &self.mult,
+            &self.shift,
+        )
+    }
+
+    /// Runs a layer kernel that may refuse the layer on an output filled
+    /// with `0x55`: `Some(output)` if it ran (and succeeded), `None` if it
+    /// refused, after checking that it left the output untouched.
+    pub(crate) fn direct(
+        &self,
+        f: impl FnOnce(&ConvOperands<'_>, &mut [i8]) -> Option<KernelResult>,
+    ) -> Option<Vec<i8>> {
+        let mut out = vec![0x55i8; self.want.len()];
+        match f(&self.ops(), &mut out) {
+            Some(res) => {
+                res.unwrap();
+                Some(out)
+            }
+            None => {
+                assert!(out.iter().all(|&v| v == 0x55), "output untouched");
+                None
+            }
+        }
     }
 }

@@ -12,10 +12,6 @@ use super::super::Nhwc;
 use super::scalar;
 use super::*;
 use crate::error::KernelError;
-/// Kernel scratch as an earlier call may leave it (never assumed zero).
-fn scratch() -> Vec<u64> {
-    vec![0xa5a5_a5a5_a5a5_a5a5; CONV_SCRATCH_WORDS.max(DEPTHWISE_SCRATCH_WORDS)]
-}
 
 /// The implementation the build does not select: every kernel test runs
 /// both and requires identical outputs.
@@ -312,77 +308,42 @@ fn mve_pointwise_matches_reference() {
             (1, 1),
             (0, 0),
         );
-        let (i, o) = (g.input, g.output);
-        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
-        let q = ConvQuant {
-            input_offset: -zp_in,
-            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
-            act_min: [-128, -100][r.range(0, 1) as usize],
-            act_max: [127, 90][r.range(0, 1) as usize],
-        };
-        let x = r.i8s(i.elements().unwrap());
-        let w = r.i8s(cout * cin);
-        let mult: Vec<i32> = (0..cout)
-            .map(|_| match r.range(0, 3) {
-                0 => r.next() as i32 | 1,
-                _ => r.range(1 << 30, i32::MAX as i64) as i32,
-            })
-            .collect();
-        // Every fifth case one channel the vector loop refuses (shift 0).
-        let shift: Vec<i32> = (0..cout)
-            .map(|c| {
-                if case % 5 == 4 && c == cout / 2 {
-                    0
-                } else {
-                    r.range(-31, -1) as i32
-                }
-            })
-            .collect();
-        let bias: Vec<i32> = (0..cout)
-            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
-            .collect();
-        let want = ref_conv(&g, &q, None, &x, &w, &bias, &mult, &shift);
-        let mut got = vec![0i8; o.elements().unwrap()];
+        let refuse = case % 5 == 4;
+        let l = Layer::random(&mut r, g, None, refuse.then_some(cout / 2));
+        let mut got = vec![0i8; l.want.len()];
+        let b = Some(&l.bias[..]);
         conv_with::<Mve>(
             &g,
-            &q,
-            &x,
-            &w,
-            Some(&bias),
-            &mult,
-            &shift,
+            &l.q,
+            &l.x,
+            &l.w,
+            b,
+            &l.mult,
+            &l.shift,
             &mut got,
             &mut scratch(),
         )
         .unwrap();
-        assert_eq!(got, want, "{g:?} case {case}");
-        let ops = ConvOperands::new(g, q, &x, &w, Some(&bias), &mult, &shift);
-        let mut direct = vec![0x55i8; o.elements().unwrap()];
-        let took = Mve::pointwise_layer(&ops, &mut direct, &mut scratch());
+        assert_eq!(got, l.want, "{g:?} case {case}");
+        let took = l.direct(|ops, out| Mve::pointwise_layer(ops, out, &mut scratch()));
         if cin < 16 {
             // The narrow-row loop on its own: taken when the pixels fill
             // whole rows (else the per-pixel passes above ran).
-            let mut narrow = vec![0x55i8; o.elements().unwrap()];
-            let whole_rows = (o.h * o.w) % (16 / cin) == 0;
-            match super::mve::pointwise_narrow(&ops, &mut narrow) {
-                Some(res) => {
-                    assert!(whole_rows && case % 5 != 4, "{g:?}: taken");
-                    res.unwrap();
-                    assert_eq!(narrow, want, "{g:?} case {case} (narrow rows)");
+            let whole_rows = (g.output.h * g.output.w).is_multiple_of(16 / cin);
+            match l.direct(super::mve::pointwise_narrow) {
+                Some(narrow) => {
+                    assert!(whole_rows && !refuse, "{g:?}: taken");
+                    assert_eq!(narrow, l.want, "{g:?} case {case} (narrow rows)");
                     narrow_taken += 1;
                 }
-                None => {
-                    assert!(!whole_rows || case % 5 == 4, "{g:?}: refused");
-                    assert!(narrow.iter().all(|&v| v == 0x55), "output untouched");
-                }
+                None => assert!(!whole_rows || refuse, "{g:?}: refused"),
             }
         }
-        if case % 5 == 4 {
+        if refuse {
             assert!(took.is_none(), "refused channel: generic loops");
-            assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
         } else {
-            took.expect("the vector loop takes this shape").unwrap();
-            assert_eq!(direct, want, "{g:?} case {case} (vector loop)");
+            let direct = took.expect("the vector loop takes this shape");
+            assert_eq!(direct, l.want, "{g:?} case {case} (vector loop)");
         }
     }
     assert!(
@@ -589,51 +550,32 @@ fn mve_conv_block_matches_reference() {
     }
     let mut taken = 0;
     for (case, g) in shapes.iter().enumerate() {
-        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
-        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
-        let q = ConvQuant {
-            input_offset: -zp_in,
-            output_offset: r.range(-128, 127) as i32,
-            act_min: [-128, -20][case % 2],
-            act_max: [127, 100][case % 3 / 2],
-        };
-        let x = r.i8s(i.elements().unwrap());
-        let w = r.i8s(o.c * kh * kw * i.c);
-        let (mult, _, bias) = quant_params(&mut r, o.c);
-        // Right shifts (what the vector requantization admits).
-        let mut shift: Vec<i32> = (0..o.c).map(|_| r.range(-20, -1) as i32).collect();
         let refuse = case % 7 == 6;
-        if refuse {
-            shift[o.c - 1] = 1;
-        }
-        let want = ref_conv(g, &q, None, &x, &w, &bias, &mult, &shift);
-        let mut got = vec![0i8; want.len()];
+        let l = Layer::random(&mut r, *g, None, refuse.then_some(g.output.c - 1));
+        let mut got = vec![0i8; l.want.len()];
+        let b = Some(&l.bias[..]);
         conv_with::<Mve>(
             g,
-            &q,
-            &x,
-            &w,
-            Some(&bias),
-            &mult,
-            &shift,
+            &l.q,
+            &l.x,
+            &l.w,
+            b,
+            &l.mult,
+            &l.shift,
             &mut got,
             &mut scratch(),
         )
         .unwrap();
-        assert_eq!(got, want, "{g:?} case {case}");
-        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
-        let mut direct = vec![0x55i8; want.len()];
-        match super::im2col_mve::conv_block(&ops, &mut direct, &mut scratch()) {
-            Some(res) => {
+        assert_eq!(got, l.want, "{g:?} case {case}");
+        match l.direct(|ops, out| super::im2col_mve::conv_block(ops, out, &mut scratch())) {
+            Some(direct) => {
                 assert!(!refuse, "{g:?}: a refused requantization");
-                res.unwrap();
-                assert_eq!(direct, want, "{g:?} case {case} (block kernel)");
+                assert_eq!(direct, l.want, "{g:?} case {case} (block kernel)");
                 taken += 1;
             }
             None => {
-                let k = kh * kw * i.c;
+                let k = g.kernel.0 * g.kernel.1 * g.input.c;
                 assert!(refuse || (k > 64 && k % 16 != 0), "{g:?}: refused");
-                assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
             }
         }
     }

@@ -9,10 +9,6 @@ use super::super::conv::CONV_SCRATCH_WORDS;
 use super::super::isa::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::*;
-/// Kernel scratch as an earlier call may leave it (never assumed zero).
-fn scratch() -> Vec<u64> {
-    vec![0xa5a5_a5a5_a5a5_a5a5; CONV_SCRATCH_WORDS.max(DEPTHWISE_SCRATCH_WORDS)]
-}
 
 /// The implementation the build does not select: every kernel test runs
 /// both and requires identical outputs.
@@ -439,59 +435,29 @@ fn mve_single_channel_matches_reference() {
         ));
     }
     for (case, g) in shapes.iter().enumerate() {
-        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
-        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
-        let q = ConvQuant {
-            input_offset: -zp_in,
-            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
-            act_min: -128,
-            act_max: [127, 100][r.range(0, 1) as usize],
-        };
-        let x = r.i8s(i.elements().unwrap());
-        let w = r.i8s(kh * kw * o.c);
-        let mult: Vec<i32> = (0..o.c)
-            .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
-            .collect();
         let refuse = case % 7 == 6;
-        let shift: Vec<i32> = (0..o.c)
-            .map(|c| {
-                if refuse && c == 1 {
-                    1
-                } else {
-                    r.range(-31, -1) as i32
-                }
-            })
-            .collect();
-        let bias: Vec<i32> = (0..o.c)
-            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
-            .collect();
-        let want = ref_conv(g, &q, Some(o.c), &x, &w, &bias, &mult, &shift);
-        let mut got = vec![0i8; o.elements().unwrap()];
+        let l = Layer::random(&mut r, *g, Some(g.output.c), refuse.then_some(1));
+        let mut got = vec![0i8; l.want.len()];
+        let (o, b) = (g.output, Some(&l.bias[..]));
         depthwise_with::<Mve>(
             g,
-            &q,
+            &l.q,
             o.c,
-            &x,
-            &w,
-            Some(&bias),
-            &mult,
-            &shift,
+            &l.x,
+            &l.w,
+            b,
+            &l.mult,
+            &l.shift,
             &mut got,
             &mut scratch(),
         )
         .unwrap();
-        assert_eq!(got, want, "{g:?} case {case}");
-        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
-        let mut direct = vec![0x55i8; o.elements().unwrap()];
-        match Mve::single_channel_layer(&ops, &mut direct, &mut scratch()) {
-            None => {
-                assert!(refuse, "{g:?}: the vector loop takes this shape");
-                assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
-            }
-            Some(res) => {
+        assert_eq!(got, l.want, "{g:?} case {case}");
+        match l.direct(|ops, out| Mve::single_channel_layer(ops, out, &mut scratch())) {
+            None => assert!(refuse, "{g:?}: the vector loop takes this shape"),
+            Some(direct) => {
                 assert!(!refuse);
-                res.unwrap();
-                assert_eq!(direct, want, "{g:?} case {case} (vector loop)");
+                assert_eq!(direct, l.want, "{g:?} case {case} (vector loop)");
             }
         }
     }

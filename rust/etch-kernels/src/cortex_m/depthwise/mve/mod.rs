@@ -278,7 +278,7 @@ fn channel_groups(
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ch = o.c;
     let ntaps = kh.checked_mul(kw)?;
-    if ch == 0 || ch % 8 != 0 || i.c != ch || ntaps == 0 || ntaps > DW_MAX_TAPS {
+    if ch == 0 || ch % 8 != 0 || i.c != ch || ntaps == 0 || ntaps > DW_MAX_TAPS || g.stride.1 == 0 {
         return None;
     }
     for c in 0..ch {

@@ -8,6 +8,25 @@ use super::super::DEPTHWISE_SCRATCH_WORDS;
 use super::*;
 use crate::cortex_m::ConvQuant;
 
+/// `depthwise_with::<Mve>` on the layer (its channel multiplier 1).
+fn mve_depthwise(l: &Layer) -> Vec<i8> {
+    let mut got = vec![0i8; l.want.len()];
+    super::super::depthwise_with::<Mve>(
+        &l.g,
+        &l.q,
+        1,
+        &l.x,
+        &l.w,
+        Some(&l.bias),
+        &l.mult,
+        &l.shift,
+        &mut got,
+        &mut scratch(),
+    )
+    .unwrap();
+    got
+}
+
 /// The plane kernel (host: its instructions emulated, see
 /// `cortex_m::mve`) against the reference: DS-CNN's 3×3 layers and
 /// random windows that fit; shapes it refuses fall back with the same
@@ -54,59 +73,14 @@ fn mve_planar_matches_reference() {
     }
     let mut taken = 0;
     for (case, g) in shapes.iter().enumerate() {
-        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
-        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
-        let q = ConvQuant {
-            input_offset: -zp_in,
-            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
-            act_min: [-128, -20][r.range(0, 1) as usize],
-            act_max: [127, 100][r.range(0, 1) as usize],
-        };
-        let x = r.i8s(i.elements().unwrap());
-        let w = r.i8s(kh * kw * o.c);
-        let mult: Vec<i32> = (0..o.c)
-            .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
-            .collect();
         let refuse = case % 9 == 8;
-        let shift: Vec<i32> = (0..o.c)
-            .map(|c| {
-                if refuse && c == 3 {
-                    1
-                } else {
-                    r.range(-31, -1) as i32
-                }
-            })
-            .collect();
-        let bias: Vec<i32> = (0..o.c)
-            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
-            .collect();
-        let want = ref_conv(g, &q, Some(1), &x, &w, &bias, &mult, &shift);
-        let mut got = vec![0i8; o.elements().unwrap()];
-        let mut scratch = vec![0xa5a5_a5a5_a5a5_a5a5u64; DEPTHWISE_SCRATCH_WORDS];
-        super::super::depthwise_with::<Mve>(
-            g,
-            &q,
-            1,
-            &x,
-            &w,
-            Some(&bias),
-            &mult,
-            &shift,
-            &mut got,
-            &mut scratch,
-        )
-        .unwrap();
-        assert_eq!(got, want, "{g:?} case {case}");
-        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
-        let mut direct = vec![0x55i8; o.elements().unwrap()];
-        match planar(&ops, &mut direct, &mut scratch) {
-            None => assert!(direct.iter().all(|&v| v == 0x55), "output untouched"),
-            Some(res) => {
-                assert!(!refuse, "{g:?}: a refused requantization");
-                res.unwrap();
-                assert_eq!(direct, want, "{g:?} case {case} (plane loop)");
-                taken += 1;
-            }
+        let l = Layer::random(&mut r, *g, Some(1), refuse.then_some(3));
+        assert_eq!(mve_depthwise(&l), l.want, "{g:?} case {case}");
+        let mut scratch = scratch();
+        if let Some(direct) = l.direct(|ops, out| planar(ops, out, &mut scratch)) {
+            assert!(!refuse, "{g:?}: a refused requantization");
+            assert_eq!(direct, l.want, "{g:?} case {case} (plane loop)");
+            taken += 1;
         }
     }
     assert!(taken >= 20, "the plane loop ran {taken} shapes");
@@ -178,65 +152,33 @@ fn mve_channel_groups_match_reference() {
     }
     let mut taken = 0;
     for (case, g) in shapes.iter().enumerate() {
-        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
-        let zp_in = [-128, 127, 0, r.range(-128, 127)][r.range(0, 3) as usize] as i32;
-        let q = ConvQuant {
-            input_offset: -zp_in,
-            output_offset: [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32,
-            act_min: [-128, -20][r.range(0, 1) as usize],
-            act_max: [127, 100][r.range(0, 1) as usize],
-        };
-        let x = r.i8s(i.elements().unwrap());
-        let w = r.i8s(kh * kw * o.c);
-        let mult: Vec<i32> = (0..o.c)
-            .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
-            .collect();
         let refuse = case % 9 == 8;
-        let shift: Vec<i32> = (0..o.c)
-            .map(|c| {
-                if refuse && c == 3 {
-                    1
-                } else {
-                    r.range(-31, -1) as i32
-                }
-            })
-            .collect();
-        let bias: Vec<i32> = (0..o.c)
-            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
-            .collect();
-        let want = ref_conv(g, &q, Some(1), &x, &w, &bias, &mult, &shift);
-        let mut got = vec![0i8; o.elements().unwrap()];
-        let mut scratch = vec![0xa5a5_a5a5_a5a5_a5a5u64; DEPTHWISE_SCRATCH_WORDS];
-        super::super::depthwise_with::<Mve>(
-            g,
-            &q,
-            1,
-            &x,
-            &w,
-            Some(&bias),
-            &mult,
-            &shift,
-            &mut got,
-            &mut scratch,
-        )
-        .unwrap();
-        assert_eq!(got, want, "{g:?} case {case}");
-        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
-        let mut direct = vec![0x55i8; o.elements().unwrap()];
-        match channel_groups(&ops, &mut direct, &mut scratch) {
-            None => assert!(refuse || o.c % 8 != 0, "{g:?}: refused a shape it takes"),
-            Some(res) => {
-                assert!(!refuse, "{g:?}: a refused requantization");
-                res.unwrap();
-                assert_eq!(direct, want, "{g:?} case {case} (channel groups)");
+        let l = Layer::random(&mut r, *g, Some(1), refuse.then_some(3));
+        assert_eq!(mve_depthwise(&l), l.want, "{g:?} case {case}");
+        let mut scratch = scratch();
+        match l.direct(|ops, out| channel_groups(ops, out, &mut scratch)) {
+            None => assert!(
+                refuse || g.output.c % 8 != 0,
+                "{g:?}: refused a shape it takes"
+            ),
+            Some(direct) => {
+                assert!(
+                    !refuse && g.output.c % 8 == 0,
+                    "{g:?}: took a refused shape"
+                );
+                assert_eq!(direct, l.want, "{g:?} case {case} (channel groups)");
                 taken += 1;
             }
         }
-        if refuse || o.c % 8 != 0 {
-            assert!(direct.iter().all(|&v| v == 0x55), "output untouched");
-        }
     }
     assert!(taken >= 30, "the channel-group loop ran {taken} shapes");
+    // A zero stride (a corrupt program): refused, not a division by zero.
+    let mut g = geometry((5, 5, 8), 8, (3, 3), (1, 1), (1, 1));
+    g.stride.1 = 0;
+    let l = Layer::random(&mut r, g, Some(1), None);
+    assert!(l
+        .direct(|ops, out| channel_groups(ops, out, &mut scratch()))
+        .is_none());
     // Bounds of the pixel block.
     let lim = PlaneLimits::default();
     let run = [0i8; 16];
