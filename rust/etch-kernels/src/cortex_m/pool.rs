@@ -233,7 +233,14 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                 #[cfg(feature = "mve")]
                 while c - j >= 16 {
                     let start = ((b * i.h + y0) * i.w + x0) * c + j;
-                    let sums = super::isa::mve::window_sum16(input, start, rows, cols, i.w * c, c)?;
+                    let sums = super::isa::mve::gather::window_sum16(
+                        input,
+                        start,
+                        rows,
+                        cols,
+                        i.w * c,
+                        c,
+                    )?;
                     put_means(output, out_base + j, &sums, count, act)?;
                     j += 16;
                 }

@@ -22,12 +22,12 @@
 
 use crate::error::{KernelError, KernelResult};
 
-mod gather;
+pub(crate) mod gather;
 mod plane;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use gather::{gather_windows, pack_col, window_sum16, GatherOffsets};
+pub(crate) use gather::{gather_windows, pack_col, GatherOffsets};
 pub(crate) use plane::{
     dw_plane_channel, dw_plane_in, dw_plane_out, plane_weights, PlaneConsts, PlaneLimits,
     PlaneTaps, PLANE_GROUP,

@@ -1,4 +1,5 @@
 extern crate std;
+use super::gather::window_sum16;
 use super::*;
 use crate::cortex_m::arith::requantize;
 use crate::cortex_m::testutil::Rng;
