@@ -95,7 +95,12 @@ pub(crate) fn conv_block(
     let (cin, cout) = (i.c, o.c);
     let k = kh.checked_mul(kw)?.checked_mul(cin)?;
     let kc = k.div_ceil(16);
-    if k == 0 || cout == 0 || !cout.is_multiple_of(4) || !(-127..=128).contains(&q.input_offset) {
+    if k == 0
+        || cout == 0
+        || !cout.is_multiple_of(4)
+        || !(-127..=128).contains(&q.input_offset)
+        || g.stride.1 == 0
+    {
         return None;
     }
     let groups = cout / 4;
@@ -148,20 +153,31 @@ pub(crate) fn conv_block(
             i.w.saturating_sub((kw - 1) * dx),
         );
         let run = kw * cin;
+        // Output columns from x_hi on have windows past the input's right edge.
+        let x_hi = lim_x.saturating_add(pl).div_ceil(sx);
         let pixels = o.n * o.h * o.w;
         let mut px = Pixel::FIRST;
         let mut p0 = 0;
         while p0 < pixels {
             let pn = block.min(pixels - p0);
-            for dst in rows.chunks_exact_mut(rowlen).take(pn) {
-                let win = dst.get_mut(..k).ok_or(BAD)?;
+            let mut n = 0;
+            while n < pn {
                 let y0 = (px.y * sy).wrapping_sub(pt);
                 let x0 = (px.x * sx).wrapping_sub(pl);
                 if dx == 1 && y0 < lim_y && x0 < lim_x {
+                    // The interior windows left in this output row (and
+                    // block), one call: x0 < lim_x while x < x_hi.
+                    let count = x_hi.min(o.w).saturating_sub(px.x).min(pn - n).max(1);
                     let at = ((px.b * i.h + y0) * i.w + x0) * cin;
-                    copy_rows(ops.input, at, dy * i.w * cin, kh, run, win)?;
+                    let dst = rows.get_mut(n * rowlen..).ok_or(BAD)?;
+                    let (step, stride) = (sx * cin, dy * i.w * cin);
+                    copy_windows(ops.input, at, step, count, stride, kh, run, dst, rowlen)?;
+                    px.x += count - 1;
+                    n += count;
                 } else {
-                    gather(ops, px, zp, win)?;
+                    let dst = rows.get_mut(n * rowlen..n * rowlen + k).ok_or(BAD)?;
+                    gather(ops, px, zp, dst)?;
+                    n += 1;
                 }
                 px = px.next(o.h, o.w);
             }
@@ -204,98 +220,119 @@ pub(crate) fn conv_block(
     })())
 }
 
-/// `rows` runs of `run` bytes, `input[at + r·stride ..]`, copied back to
-/// back into `dst` (an interior window of [`conv_block`]): on Helium one
-/// predicated load and store per run of up to 16 bytes, a tail-predicated
-/// loop per run otherwise.
+/// `count` interior windows of [`conv_block`] copied into its block:
+/// window `w` is `rows` runs of `run` bytes, `input[at + w·step + r·stride
+/// ..]`, back to back at `dst[w·rowlen ..]`. Bounds are checked once for
+/// all windows; on Helium each run is one predicated load and store (up to
+/// 16 bytes) or a tail-predicated loop.
 ///
-/// Errors unless `run ≥ 1`, `rows ≥ 1`, the last run ends inside `input`
-/// and `dst` holds `rows·run` bytes.
+/// Errors unless `count, rows, run ≥ 1`, `rows·run ≤ rowlen`, the last
+/// window's last run ends inside `input` and `dst` holds `(count − 1)·rowlen
+/// + rows·run` bytes.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn copy_rows(
+fn copy_windows(
     input: &[i8],
     at: usize,
+    step: usize,
+    count: usize,
     stride: usize,
     rows: usize,
     run: usize,
     dst: &mut [i8],
+    rowlen: usize,
 ) -> KernelResult {
-    let end = rows
+    let end = count
         .checked_sub(1)
-        .and_then(|r| r.checked_mul(stride))
+        .and_then(|w| w.checked_mul(step))
+        .zip(rows.checked_sub(1).and_then(|r| r.checked_mul(stride)))
+        .and_then(|(a, b)| a.checked_add(b))
         .and_then(|v| v.checked_add(at))
         .and_then(|v| v.checked_add(run));
+    let win = rows.checked_mul(run);
+    let dst_end = count
+        .checked_sub(1)
+        .and_then(|w| w.checked_mul(rowlen))
+        .zip(win)
+        .and_then(|(a, b)| a.checked_add(b));
     if run == 0
         || end.is_none_or(|e| e > input.len())
-        || rows.checked_mul(run).is_none_or(|n| n > dst.len())
+        || win.is_none_or(|n| n > rowlen)
+        || dst_end.is_none_or(|n| n > dst.len())
     {
         return Err(KernelError::InvalidArgument);
     }
-    #[cfg(all(target_arch = "arm", feature = "mve"))]
-    if run > 16 {
-        // SAFETY: checked above: run r (r < rows ≥ 1) reads input[at +
-        // r·stride ..][..run] and writes dst[r·run ..][..run] (the
-        // tail-predicated loop touches exactly `run` bytes from each
-        // start; the pointers are reset per run). No stack; q0, lr and
-        // flags are clobbered and declared.
+    for w in 0..count {
+        let (src, d) = (at + w * step, w * rowlen);
+        #[cfg(all(target_arch = "arm", feature = "mve"))]
+        if run > 16 {
+            // SAFETY: checked above for every window: run r (r < rows ≥ 1)
+            // of window w reads input[at + w·step + r·stride ..][..run] and
+            // writes dst[w·rowlen + r·run ..][..run] (the tail-predicated
+            // loop touches exactly `run` bytes from each start; the
+            // pointers are reset per run). No stack; q0, lr and flags are
+            // clobbered and declared.
+            unsafe {
+                core::arch::asm!(
+                    "1:",
+                    "mov {t}, {s}",
+                    "mov {u}, {d}",
+                    "mov lr, {run}",
+                    "dlstp.8 lr, lr",
+                    "2:",
+                    "vldrb.u8 q0, [{t}], #16",
+                    "vstrb.8 q0, [{u}], #16",
+                    "letp lr, 2b",
+                    "add {s}, {s}, {stride}",
+                    "add {d}, {d}, {run}",
+                    "subs {rows}, {rows}, #1",
+                    "bne 1b",
+                    run = in(reg) run,
+                    rows = inout(reg) rows => _,
+                    stride = in(reg) stride,
+                    s = inout(reg) input.as_ptr().add(src) => _,
+                    d = inout(reg) dst.as_mut_ptr().add(d) => _,
+                    t = out(reg) _,
+                    u = out(reg) _,
+                    out("lr") _,
+                    out("d0") _, out("d1") _,
+                    options(nostack),
+                );
+            }
+            continue;
+        }
+        #[cfg(all(target_arch = "arm", feature = "mve"))]
+        // SAFETY: checked above for every window, and 1 ≤ run ≤ 16 here:
+        // run r (r < rows ≥ 1) of window w reads input[at + w·step +
+        // r·stride ..][..run] and writes dst[w·rowlen + r·run ..][..run];
+        // lanes past `run` are predicated off (VCTP) and touch no memory.
+        // No stack; q0, lr, the predicate and flags are clobbered and
+        // declared.
         unsafe {
             core::arch::asm!(
-                "1:",
-                "mov {t}, {s}",
-                "mov {u}, {d}",
-                "mov lr, {run}",
-                "dlstp.8 lr, lr",
+                "vctp.8 {run}",
+                "dls lr, {rows}",
                 "2:",
-                "vldrb.u8 q0, [{t}], #16",
-                "vstrb.8 q0, [{u}], #16",
-                "letp lr, 2b",
+                "vpstt",
+                "vldrbt.u8 q0, [{s}]",
+                "vstrbt.8 q0, [{d}]",
                 "add {s}, {s}, {stride}",
                 "add {d}, {d}, {run}",
-                "subs {rows}, {rows}, #1",
-                "bne 1b",
+                "le lr, 2b",
                 run = in(reg) run,
-                rows = inout(reg) rows => _,
+                rows = in(reg) rows,
                 stride = in(reg) stride,
-                s = inout(reg) input.as_ptr().add(at) => _,
-                d = inout(reg) dst.as_mut_ptr() => _,
-                t = out(reg) _,
-                u = out(reg) _,
+                s = inout(reg) input.as_ptr().add(src) => _,
+                d = inout(reg) dst.as_mut_ptr().add(d) => _,
                 out("lr") _,
                 out("d0") _, out("d1") _,
                 options(nostack),
             );
         }
-        return Ok(());
-    }
-    #[cfg(all(target_arch = "arm", feature = "mve"))]
-    // SAFETY: checked above, and 1 ≤ run ≤ 16 here: run r (r < rows ≥ 1)
-    // reads input[at + r·stride ..][..run] and writes dst[r·run ..][..run];
-    // lanes past `run` are predicated off (VCTP) and touch no memory. No
-    // stack; q0, lr, the predicate and flags are clobbered and declared.
-    unsafe {
-        core::arch::asm!(
-            "vctp.8 {run}",
-            "dls lr, {rows}",
-            "2:",
-            "vpstt",
-            "vldrbt.u8 q0, [{s}]",
-            "vstrbt.8 q0, [{d}]",
-            "add {s}, {s}, {stride}",
-            "add {d}, {d}, {run}",
-            "le lr, 2b",
-            run = in(reg) run,
-            rows = in(reg) rows,
-            stride = in(reg) stride,
-            s = inout(reg) input.as_ptr().add(at) => _,
-            d = inout(reg) dst.as_mut_ptr() => _,
-            out("lr") _,
-            out("d0") _, out("d1") _,
-            options(nostack),
-        );
-    }
-    #[cfg(not(all(target_arch = "arm", feature = "mve")))]
-    for (r, d) in dst.chunks_exact_mut(run).take(rows).enumerate() {
-        d.copy_from_slice(&input[at + r * stride..at + r * stride + run]);
+        #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+        for (r, o) in dst[d..].chunks_exact_mut(run).take(rows).enumerate() {
+            o.copy_from_slice(&input[src + r * stride..src + r * stride + run]);
+        }
     }
     Ok(())
 }
