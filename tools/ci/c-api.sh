@@ -290,6 +290,19 @@ for variant in "" WRONG_SCHEMA; do
     "$h/custom_kernel.c" "$out/custom_fixture.c" "$out/cargo-reduced/release/libetch.a" -lm -Wl,--gc-sections
   run "C kernels x86_64-linux (clang ASan+UBSan)${variant:+ ($variant)}" "$out/custom-kernel$variant"
 done
+# C kernels under random call sequences (tests/c-api/fuzz_kernels.c): valid,
+# malformed and mutated schemas registered (a registry of 1,024 so that
+# the parser, not the capacity check, answers), and a kernel that returns
+# error codes, calls back into its running method, asks for out-of-range or
+# mistyped arguments, passes overlapping out-pointers or writes part of its
+# output. clang's ASan/UBSan; fixed seed, about 3 s.
+rm -f "$out/cargo-kfuzz/release/libetch.a"
+(cd "$ffi" && ETCH_KERNEL_REGISTRY_SIZE=1024 CARGO_TARGET_DIR=$out/cargo-kfuzz \
+  cargo build -q --release --no-default-features --features op-cortex_m-quantized_linear-out,dtype-i8,dtype-i32,verify) ||
+  fail "build of the library with a 1,024-kernel registry"
+compile "$out/fuzz-kernels" clang $cflags -fsanitize=address,undefined -fno-sanitize-recover=all \
+  "$h/fuzz_kernels.c" "$out/custom_fixture.c" "$out/cargo-kfuzz/release/libetch.a" -lm -Wl,--gc-sections
+run "C kernels, random call sequences x86_64-linux (clang ASan+UBSan)" timeout 120 "$out/fuzz-kernels" 200000
 # Bare metal: the firmware libraries on QEMU's Arm MPS2 boards, through
 # newlib's semihosting (rdimon); each run's exit status is the result.
 qemu() { timeout 300 qemu-system-arm -M "$1" -semihosting-config enable=on,target=native -nographic -kernel "$2"; }

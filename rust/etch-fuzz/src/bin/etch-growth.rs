@@ -4,8 +4,11 @@
 //! verification on. Prints a Markdown table (docs/robustness.md).
 //!
 //! ```text
-//! cargo run --release -p etch-fuzz --bin etch-growth
+//! cargo run --release -p etch-fuzz --bin etch-growth [FAMILY [KB]]
 //! ```
+//!
+//! `FAMILY` (values, chains, instructions, operators) and `KB` select one
+//! family or one row (for a profiler).
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -29,6 +32,9 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let family = args.first().cloned();
+    let only_kb: Option<usize> = args.get(1).and_then(|k| k.parse().ok());
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
@@ -40,7 +46,13 @@ fn main() {
         Shape::Instructions(0),
         Shape::Operators(0),
     ] {
+        if family.as_deref().is_some_and(|f| f != shape.name()) {
+            continue;
+        }
         for kb in [1usize, 4, 16, 64, 256, 1024] {
+            if only_kb.is_some_and(|k| k != kb) {
+                continue;
+            }
             let n = n_for_size(shape, kb * 1024);
             let file = build(shape.with_n(n));
             let t = fastest(&file);
