@@ -321,6 +321,14 @@ for spec in "mps2-an385|thumbv7m-none-eabi|-mcpu=cortex-m3|an385.ld|(ETCH_FEATUR
   [ -z "$bad" ] || { fail "$machine harness firmware links core::fmt/panics: $(head -3 <<<"$bad")"; clean=no; }
 done
 [ "${clean:-yes}" = yes ] && echo "ok   bare-metal harness firmware: no core::fmt, no panic symbols"
+# Stack of each entry point on the Cortex-M4F (painted below the caller's
+# frame; docs/robustness.md): with_method's handle, busy and Region checks
+# alone (set_instruction_limit, error) and a DS-CNN inference (execute).
+compile "$out/stack-cost-an386.elf" arm-none-eabi-gcc -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16 -mthumb \
+  --specs=rdimon.specs -L"$h/qemu" -T "$h/qemu/an385.ld" -Wl,--gc-sections -Wl,-z,noexecstack $cflags -DETCH_SEMIHOSTING \
+  "$out/startup-mps2-an386.o" "$h/stack_cost.c" -I"$out/fx-m" "$out/fx-m/fixtures.c" "$(lib thumbv7em-none-eabihf)"
+run "C-API stack per call qemu mps2-an386" qemu mps2-an386 "$out/stack-cost-an386.elf"
+sed 's/^/     /' "$out/C-API stack per call qemu mps2-an386.log"
 mflags="-mcpu=cortex-m3 -mthumb --specs=rdimon.specs -L$h/qemu -T $h/qemu/an385.ld -Wl,--gc-sections -Wl,-z,noexecstack"
 compile "$out/harness-canary.elf" arm-none-eabi-gcc $mflags $cflags -DEXPECT_KERNELS=999 \
   "-DEXPECT_FEATURES=(ETCH_FEATURE_VERIFY|ETCH_FEATURE_ETDUMP)" -DETCH_SEMIHOSTING "$out/startup-mps2-an385.o" "$h/harness.c" \
