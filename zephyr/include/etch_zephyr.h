@@ -12,6 +12,10 @@
  * - CONFIG_ETCH_MODEL_SLOTS adds etch_zephyr_models_*(): models in two
  *   flash partitions (devicetree nodelabels etch_model_a, etch_model_b),
  *   chosen at boot and updated in the field, verified before activation.
+ * - CONFIG_ETCH_PLANNED_MEMORY adds etch_zephyr_planned_method_load(): the
+ *   embedded model's planned buffers (one per memory id) as static arrays
+ *   sized at build time, each in the memory region the devicetree or
+ *   Kconfig names; <etch_planned.h> (generated) has their sizes.
  * - CONFIG_THREAD_STACK_INFO adds etch_zephyr_stack_paint() and
  *   etch_zephyr_stack_used(): the stack one call (an inference) needs, by
  *   stack painting.
@@ -55,6 +59,32 @@ etch_status_t etch_zephyr_load_model(etch_program_t *program);
 etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char *name,
 				      etch_method_t *method, uint8_t *arena, size_t arena_len,
 				      size_t *used);
+
+#if defined(CONFIG_ETCH_PLANNED_MEMORY)
+/**
+ * CONFIG_ETCH_PLANNED_MEMORY: loads method CONFIG_ETCH_PLANNED_METHOD of
+ * `program` (the embedded model) on the static planned buffers the build
+ * made for it, one per memory id, each exactly the program's size and in
+ * the memory region the devicetree ("etch,planned-memory") or
+ * CONFIG_ETCH_PLANNED_REGIONS chose (<etch_planned.h> has the sizes as
+ * macros). `state` (any alignment) holds the method state:
+ * etch_method_meta()'s method_state_bytes. One loaded method at a time
+ * uses the buffers. Every failure is printed, e.g. "etch: method forward:
+ * method state: 16 B given, 39 B needed"; a thread stack smaller than
+ * CONFIG_ETCH_STACK_SIZE fails first.
+ */
+etch_status_t etch_zephyr_planned_method_load(const etch_program_t *program,
+					      etch_method_t *method, uint8_t *state,
+					      size_t state_len);
+
+/**
+ * Planned buffer `k` (memory id k + 1) of CONFIG_ETCH_PLANNED_MEMORY: its
+ * address, size and memory region name ("" = ordinary RAM). Any output
+ * pointer may be NULL. ETCH_INVALID_ARGUMENT when `k` is not a buffer.
+ */
+etch_status_t etch_zephyr_planned_buffer(size_t k, void **data, size_t *len,
+					 const char **region);
+#endif
 
 /**
  * Why `state_len` bytes of method state and `num_planned` planned buffers of

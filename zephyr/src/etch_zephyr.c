@@ -205,6 +205,60 @@ etch_status_t etch_zephyr_method_load(const etch_program_t *program, const char 
 	return st;
 }
 
+#if defined(CONFIG_ETCH_PLANNED_MEMORY)
+#include <etch_planned.h>
+
+etch_status_t etch_zephyr_planned_buffer(size_t k, void **data, size_t *len,
+					 const char **region)
+{
+	if (k >= ETCH_PLANNED_NUM_BUFFERS) {
+		return ETCH_INVALID_ARGUMENT;
+	}
+	if (data != NULL) {
+		*data = etch_planned_buffers[k];
+	}
+	if (len != NULL) {
+		*len = etch_planned_sizes[k];
+	}
+	if (region != NULL) {
+		*region = etch_planned_regions[k];
+	}
+	return ETCH_OK;
+}
+
+etch_status_t etch_zephyr_planned_method_load(const etch_program_t *program,
+					      etch_method_t *method, uint8_t *state,
+					      size_t state_len)
+{
+	void *planned[MAX(ETCH_PLANNED_NUM_BUFFERS, 1)];
+	char why[160];
+	etch_status_t st = etch_zephyr_stack_check();
+
+	if (st != ETCH_OK) {
+		return st;
+	}
+	for (size_t k = 0; k < ETCH_PLANNED_NUM_BUFFERS; k++) {
+		planned[k] = etch_planned_buffers[k];
+	}
+	/* The program may not be the one the buffers were sized from (e.g. a
+	 * model from a flash partition): say what does not fit.
+	 */
+	st = etch_zephyr_method_memory_check(program, ETCH_PLANNED_METHOD, state_len,
+					     etch_planned_sizes, ETCH_PLANNED_NUM_BUFFERS, why,
+					     sizeof(why));
+	if (st != ETCH_OK) {
+		printk("etch: method %s: %s\n", ETCH_PLANNED_METHOD, why);
+		return st;
+	}
+	st = etch_method_load(method, program, ETCH_PLANNED_METHOD, state, state_len, planned,
+			      etch_planned_sizes, ETCH_PLANNED_NUM_BUFFERS);
+	if (st != ETCH_OK) {
+		etch_zephyr_print_error("etch_method_load", st, NULL, method);
+	}
+	return st;
+}
+#endif
+
 void etch_zephyr_print_error(const char *call, etch_status_t st, const etch_program_t *program,
 			     const etch_method_t *method)
 {

@@ -32,8 +32,8 @@ static void feed(etch_method_t *m, unsigned int k)
 {
 	etch_status_t st;
 
-	for (size_t i = 0; i < ARRAY_SIZE(stream_inputs); i++) {
-		const struct stream_tensor *t = &stream_inputs[i];
+	for (size_t i = 0; i < ARRAY_SIZE(etch_step_inputs); i++) {
+		const struct etch_step_tensor *t = &etch_step_inputs[i];
 
 		if (t->step != k) {
 			continue;
@@ -50,8 +50,8 @@ static int mismatches(const etch_method_t *m, unsigned int k)
 {
 	int bad = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(stream_outputs); i++) {
-		const struct stream_tensor *t = &stream_outputs[i];
+	for (size_t i = 0; i < ARRAY_SIZE(etch_step_outputs); i++) {
+		const struct etch_step_tensor *t = &etch_step_outputs[i];
 		const void *out;
 		size_t len;
 
@@ -100,15 +100,15 @@ ZTEST(etch_streaming, test_fixture)
 	etch_method_meta_t meta;
 	etch_tensor_info_t info;
 
-	zassert_true(STREAM_STEPS >= 2);
+	zassert_true(ETCH_STEPS >= 2);
 	/* Every .npy of the folder is a step's input or output. */
-	zassert_equal(ARRAY_SIZE(stream_inputs) + ARRAY_SIZE(stream_outputs), STREAM_FILES);
+	zassert_equal(ARRAY_SIZE(etch_step_inputs) + ARRAY_SIZE(etch_step_outputs), ETCH_STEP_FILES);
 	zassert_equal(etch_method_meta(&program, METHOD, &meta), ETCH_OK);
-	zassert_equal(ARRAY_SIZE(stream_inputs), STREAM_STEPS * meta.num_inputs);
-	zassert_equal(ARRAY_SIZE(stream_outputs), STREAM_STEPS * meta.num_outputs);
+	zassert_equal(ARRAY_SIZE(etch_step_inputs), ETCH_STEPS * meta.num_inputs);
+	zassert_equal(ARRAY_SIZE(etch_step_outputs), ETCH_STEPS * meta.num_outputs);
 	for (size_t i = 0; i < meta.num_outputs; i++) {
 		zassert_equal(etch_method_output_info(&program, METHOD, i, &info), ETCH_OK);
-		zassert_equal(info.nbytes, stream_outputs[i].size);
+		zassert_equal(info.nbytes, etch_step_outputs[i].size);
 	}
 }
 
@@ -118,7 +118,7 @@ ZTEST(etch_streaming, test_fixture)
 ZTEST(etch_streaming, test_steps_bit_exact)
 {
 	load_stream(0);
-	for (unsigned int k = 0; k < STREAM_STEPS; k++) {
+	for (unsigned int k = 0; k < ETCH_STEPS; k++) {
 		step_exact(&stream[0], k, "first pass");
 	}
 }
@@ -130,7 +130,7 @@ ZTEST(etch_streaming, test_steps_bit_exact)
 ZTEST(etch_streaming, test_reset_starts_over)
 {
 	load_stream(0);
-	for (unsigned int k = 0; k < STREAM_STEPS; k++) {
+	for (unsigned int k = 0; k < ETCH_STEPS; k++) {
 		feed(&stream[0], k);
 	}
 	feed(&stream[0], 0);
@@ -138,7 +138,7 @@ ZTEST(etch_streaming, test_reset_starts_over)
 			  "step 0 again without reset gave step 0's output: no state kept");
 
 	zassert_equal(etch_method_reset(&stream[0]), ETCH_OK);
-	for (unsigned int k = 0; k < STREAM_STEPS; k++) {
+	for (unsigned int k = 0; k < ETCH_STEPS; k++) {
 		step_exact(&stream[0], k, "after reset");
 	}
 	/* Twice in a row is the same as once. */
@@ -154,8 +154,8 @@ ZTEST(etch_streaming, test_two_streams)
 {
 	load_stream(0);
 	load_stream(1);
-	for (unsigned int k = 0; k <= STREAM_STEPS; k++) {
-		if (k < STREAM_STEPS) {
+	for (unsigned int k = 0; k <= ETCH_STEPS; k++) {
+		if (k < ETCH_STEPS) {
 			step_exact(&stream[0], k, "stream A");
 		}
 		if (k > 0) {
