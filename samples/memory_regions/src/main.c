@@ -115,7 +115,8 @@ int main(void)
 		       (unsigned int)k + 1, (unsigned int)len, data,
 		       region[0] ? region : "RAM (.bss)");
 #if DT_HAS_COMPAT_STATUS_OKAY(etch_planned_memory)
-		if (k < ARRAY_SIZE(ranges) &&
+		/* (CONFIG_ETCH_PLANNED_REGIONS, when set, overrides the devicetree.) */
+		if (sizeof(CONFIG_ETCH_PLANNED_REGIONS) == 1 && k < ARRAY_SIZE(ranges) &&
 		    ((uintptr_t)data < ranges[k].base ||
 		     (uintptr_t)data + len > ranges[k].base + ranges[k].size)) {
 			printk(TAG "buffer %u is outside its devicetree region [0x%lx, +0x%lx)\n",
