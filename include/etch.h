@@ -809,13 +809,15 @@ etch_status_t etch_image_boot_order(bool a_valid,
                                     int8_t *order);
 
 /**
- * Counts, over every method of the program, the operators it calls that
- * this firmware's kernel registry lacks (what `etch_method_load` would
- * refuse with `ETCH_OPERATOR_MISSING`), calling `f` (may be NULL) for
- * each, per method, in instruction order of first use. `ETCH_OK` with
+ * Counts the distinct operators the program's methods call that this
+ * firmware's kernel registry lacks (what `etch_method_load` would refuse
+ * with `ETCH_OPERATOR_MISSING`), calling `f` (may be NULL) once for each,
+ * with the first method (in program order) that calls it. `ETCH_OK` with
  * `*count` = 0 means every method can load as far as kernels go: check a
  * program received in an update this way before activating it. `count`
- * must not overlap the handle or the program bytes.
+ * must not overlap the handle or the program bytes. An operator missing
+ * in a later method is compared with the earlier methods' missing ones
+ * (methods x earlier methods walks, no memory).
  *
  * # Safety
  * `p` NULL or an `etch_program_t`; `count` NULL or writable; `f` NULL or a

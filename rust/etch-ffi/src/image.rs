@@ -274,13 +274,15 @@ pub type etch_missing_operator_fn = Option<
     ),
 >;
 
-/// Counts, over every method of the program, the operators it calls that
-/// this firmware's kernel registry lacks (what `etch_method_load` would
-/// refuse with `ETCH_OPERATOR_MISSING`), calling `f` (may be NULL) for
-/// each, per method, in instruction order of first use. `ETCH_OK` with
+/// Counts the distinct operators the program's methods call that this
+/// firmware's kernel registry lacks (what `etch_method_load` would refuse
+/// with `ETCH_OPERATOR_MISSING`), calling `f` (may be NULL) once for each,
+/// with the first method (in program order) that calls it. `ETCH_OK` with
 /// `*count` = 0 means every method can load as far as kernels go: check a
 /// program received in an update this way before activating it. `count`
-/// must not overlap the handle or the program bytes.
+/// must not overlap the handle or the program bytes. An operator missing
+/// in a later method is compared with the earlier methods' missing ones
+/// (methods x earlier methods walks, no memory).
 ///
 /// # Safety
 /// `p` NULL or an `etch_program_t`; `count` NULL or writable; `f` NULL or a
@@ -299,7 +301,19 @@ pub unsafe extern "C" fn etch_program_missing_operators(
             for i in 0..program.num_methods()? {
                 let method = program.method_name(i)?;
                 let meta = program.method_meta(method)?;
-                let n = meta.for_each_missing_operator(kernels(), |name, overload| {
+                let mut earlier = Ok(());
+                meta.for_each_missing_operator(kernels(), |name, overload| {
+                    // Missing depends on the registry, not on the method:
+                    // one an earlier method calls was named there.
+                    match missing_before(&program, i, name, overload) {
+                        Ok(false) => {}
+                        Ok(true) => return,
+                        Err(e) => {
+                            earlier = Err(e);
+                            return;
+                        }
+                    }
+                    total = total.saturating_add(1);
                     if let Some(f) = f {
                         // SAFETY: `f` is the caller's callback; the strings
                         // point into the program bytes, valid for the call.
@@ -316,12 +330,31 @@ pub unsafe extern "C" fn etch_program_missing_operators(
                         };
                     }
                 })?;
-                total = total.saturating_add(n);
+                earlier?;
             }
             // SAFETY: checked against the handle and program bytes above.
             unsafe { ptr::put(count, total, 3) }
         }),
     )
+}
+
+/// Whether a method before method `i` calls the missing operator
+/// `name.overload`.
+fn missing_before(
+    program: &etch_runtime::Program<'_>,
+    i: usize,
+    name: &str,
+    overload: &str,
+) -> etch_runtime::Result<bool> {
+    let mut found = false;
+    for j in 0..i {
+        let meta = program.method_meta(program.method_name(j)?)?;
+        meta.for_each_missing_operator(kernels(), |n, o| found |= n == name && o == overload)?;
+        if found {
+            break;
+        }
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -617,6 +650,51 @@ mod tests {
         assert_eq!(
             unsafe { etch_program_missing_operators(&unloaded, None, null_mut(), &mut n) },
             ETCH_INVALID_STATE
+        );
+    }
+
+    // An operator two methods call is named once, with the first method
+    // that calls it; one only the second calls is named with it.
+    #[test]
+    fn missing_operators_are_named_once() {
+        const TWO: &[u8] = include_bytes!("../../../tests/programs/two_methods_f32.pte");
+        let mut s = slot(TWO.len());
+        let b = &mut bytes_of(&mut s)[..TWO.len()];
+        b.copy_from_slice(TWO);
+        let mut renamed = 0;
+        for (from, to) in [(&b"aten::addmm"[..], &b"aten::addXm"[..]), (b"aten::sigmoid", b"aten::sigXoid")] {
+            while let Some(at) = b.windows(from.len()).position(|w| w == from) {
+                b[at..at + to.len()].copy_from_slice(to);
+                renamed += 1;
+            }
+        }
+        assert_eq!(renamed, 3, "addmm in both methods, sigmoid in decode");
+        let mut p: etch_program_t = unsafe { MaybeUninit::zeroed().assume_init() };
+        assert_eq!(
+            unsafe { etch_program_load(&mut p, b.as_ptr().cast(), b.len(), true) },
+            ETCH_OK
+        );
+        let mut seen = Seen(Vec::new());
+        let mut n = 0;
+        let st = unsafe {
+            etch_program_missing_operators(
+                &p,
+                Some(record),
+                (&mut seen as *mut Seen).cast(),
+                &mut n,
+            )
+        };
+        assert_eq!(st, ETCH_OK);
+        assert_eq!(n, 2);
+        let mut names = seen.0.clone();
+        names.sort();
+        let first = if names[0].starts_with("decode") { "decode" } else { "encode" };
+        assert_eq!(
+            names,
+            [
+                std::format!("{first}: aten::addXm.out"),
+                "decode: aten::sigXoid.out".into()
+            ]
         );
     }
 }
