@@ -138,6 +138,17 @@ static uint32_t le32(const uint8_t *p)
 }
 
 /* Opens the WAV file and positions it at the PCM data; checks the format. */
+/* The file's name without its folders: the messages below name it so (a
+ * long path made a log line longer than native_sim's console line, which
+ * split it).
+ */
+static const char *file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
 static int vdmic_open(struct vdmic_data *d, const char *path)
 {
 	uint8_t hdr[12], chunk[8], fmt[16];
@@ -149,7 +160,7 @@ static int vdmic_open(struct vdmic_data *d, const char *path)
 	}
 	if (read_full(d->fd, hdr, sizeof(hdr)) != sizeof(hdr) || memcmp(hdr, "RIFF", 4) ||
 	    memcmp(hdr + 8, "WAVE", 4)) {
-		LOG_ERR("%s: not a WAV file", path);
+		LOG_ERR("%s: not a WAV file", file_name(path));
 		return -EINVAL;
 	}
 	bool have_fmt = false;
@@ -169,7 +180,7 @@ static int vdmic_open(struct vdmic_data *d, const char *path)
 			if (format != 1 || channels != 1 || bits != 16 || rate != d->rate) {
 				LOG_ERR("%s: %u Hz, %u channel(s), %u-bit (format %u); the "
 					"virtual microphone plays %u Hz mono 16-bit PCM",
-					path, rate, channels, bits, format, d->rate);
+					file_name(path), rate, channels, bits, format, d->rate);
 				return -EINVAL;
 			}
 			have_fmt = true;
@@ -196,7 +207,7 @@ static int vdmic_open(struct vdmic_data *d, const char *path)
 			}
 		}
 	}
-	LOG_ERR("%s: no PCM data", path);
+	LOG_ERR("%s: no PCM data", file_name(path));
 	return -EINVAL;
 }
 
@@ -208,7 +219,7 @@ static void vdmic_truncated(struct vdmic_data *d, uint32_t played)
 	void *end = NULL;
 
 	LOG_ERR("%s: truncated WAV file: the data chunk says %u bytes, the file ends after %u",
-		d->path, (unsigned int)d->data_size, (unsigned int)played);
+		file_name(d->path), (unsigned int)d->data_size, (unsigned int)played);
 	d->error = -EIO;
 	d->data_left = 0;
 	d->ended = true;
@@ -318,7 +329,8 @@ static int vdmic_configure(const struct device *dev, struct dmic_cfg *cfg)
 	d->ended = false;
 	d->error = 0;
 	d->overruns = 0;
-	LOG_INF("playing %s: %u ms", path, (unsigned int)(d->data_left / 2 * 1000 / d->rate));
+	LOG_INF("playing %s: %u ms", file_name(path),
+		(unsigned int)(d->data_left / 2 * 1000 / d->rate));
 	return 0;
 }
 
