@@ -254,7 +254,8 @@ run "ETDump i686-linux (gcc -m32)" "$out/etdump-i686"
 # ASan/UBSan on x86_64, and i686.
 programs="running_sum_f32 running_sum_int8 gru_f32 gru_cm lstm_f32 lstm_int8 lstm_cm conv_stream_f32 conv_stream_int8
   kv_attention_f32 kv_attention_int8 cond_f32 cond_state_f32 cond_state_int8 two_methods_f32 two_methods_int8
-  two_methods_cm conv_stream_cm seq_dyn_f32 seq_dyn_int8 seq_ops_dyn_f32 map_f32 scan_f32"
+  two_methods_cm conv_stream_cm seq_dyn_f32 seq_dyn_int8 seq_ops_dyn_f32 seq_prim_dyn_f32 seq_symops_dyn_f32
+  linear_dyn_f32 map_f32 scan_f32"
 mkdir -p "$out/fx-prog"
 python3 "$h/gen_programs.py" "$out/fx-prog/programs.c" $programs
 compile "$out/programs-x86_64" gcc $cflags -fsanitize=address,undefined "$h/programs.c" -I"$out/fx-prog" \

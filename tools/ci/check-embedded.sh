@@ -54,10 +54,14 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
         # firmware's core column says what they cost (docs/benchmarks.md).
         # `method.rs` split into `method/{mod,checks,observer}.rs` (moves
         # only): +4 B each, function placement (11,288 / 8,568 B measured).
+        # A kind byte per run-time value slot (a prim op's result keeps the
+        # kind it was written with, as ExecuTorch's EValue tag: `truediv`
+        # on sizes writes a Double into a value declared Int): outputs and
+        # Moves read and copy it, +22 B each (11,310 / 8,590 B measured).
         if [ "$target" = thumbv7em-none-eabihf ]; then
           case $features in
-            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11288}; goal=12288 ;;
-            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8568}; goal=8192 ;;
+            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11310}; goal=12288 ;;
+            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8590}; goal=8192 ;;
             *) max=""; goal="" ;;
           esac
           if [ -n "$max" ]; then

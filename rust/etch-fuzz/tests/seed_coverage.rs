@@ -18,28 +18,17 @@ use etch_pte::{InstructionArgs, PteFile};
 const SMALL: usize = 64 * 1024;
 
 /// Kernels no fixture calls, so no seed reaches them and the smoke does not
-/// fuzz them (a mutant would have to rewrite an operator name): the scalar
-/// ops of dynamic-shape programs that no program in tests/programs calls
-/// yet. (Operators upstream's `to_edge` decomposes by default, such as
-/// stack, roll or pixel_shuffle, have fixtures exported with
-/// `preserve_ops`: tools/export/ops_*.py.)
+/// fuzz them (a mutant would have to rewrite an operator name): the one
+/// scalar op of dynamic-shape programs the pinned exporter never emits.
+/// (Operators upstream's `to_edge` decomposes by default, such as stack,
+/// roll or pixel_shuffle, have fixtures exported with `preserve_ops`:
+/// tools/export/ops_*.py.)
 const NO_FIXTURE: &[&str] = &[
-    // The executorch_prim scalar ops the programs of tests/programs do not
-    // call (sub and mul are called, add and eq by map_f32, floordiv, mod
-    // and neg by seq_ops_dyn_f32; the others have no test program yet).
+    // The one prim op no program of tests/programs calls (the others:
+    // map_f32, seq_ops_dyn_f32, seq_prim_dyn_f32, seq_symops_dyn_f32): the
+    // pinned exporter writes x.numel() on a dynamic tensor as products of
+    // aten::sym_size.int (docs/programs.md).
     "aten::sym_numel.default",
-    "executorch_prim::truediv.Scalar",
-    "executorch_prim::sym_float.Scalar",
-    "executorch_prim::sym_not.Scalar",
-    "executorch_prim::sym_max.Scalar",
-    "executorch_prim::sym_min.Scalar",
-    "executorch_prim::ceil.Scalar",
-    "executorch_prim::round.Scalar",
-    "executorch_prim::trunc.Scalar",
-    "executorch_prim::gt.Scalar",
-    "executorch_prim::lt.Scalar",
-    "executorch_prim::ge.Scalar",
-    "executorch_prim::le.Scalar",
 ];
 
 /// Operator names every plan of `bytes` calls.

@@ -212,9 +212,23 @@ fn run_program(name: &str) -> usize {
 /// seq_ops_dyn_f32 needs cat, native_layer_norm, slice_copy and _softmax
 /// to resize their outputs, and executorch_prim floordiv, mod and neg
 /// (its outputs' sizes and values are T // 2 + 1, T % 3 - T, -(T // 2)).
+/// seq_prim_dyn_f32 needs executorch_prim truediv (T / 4 as a fill value:
+/// a Double in a value the program declares an Int), round, ceil, trunc
+/// (sizes round(T / 2), ceil(T / 4), int(T / 3) + 1; round(1 / 2) = 0 is
+/// an empty output at T = 1), gt, lt, ge, le as `torch.cond` predicates,
+/// and moved branch results keeping their run-time sizes;
+/// seq_symops_dyn_f32 sym_float, sym_max, sym_min and sym_not;
+/// linear_dyn_f32 aten::linear resizing its output to [1, T, 4].
 #[test]
 fn dynamic_sequence_runs_at_every_length() {
-    for name in ["seq_dyn_f32", "seq_dyn_int8", "seq_ops_dyn_f32"] {
+    for name in [
+        "seq_dyn_f32",
+        "seq_dyn_int8",
+        "seq_ops_dyn_f32",
+        "seq_prim_dyn_f32",
+        "seq_symops_dyn_f32",
+        "linear_dyn_f32",
+    ] {
         assert_eq!(run_program(name), 4, "{name}");
     }
 }

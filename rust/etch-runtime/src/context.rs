@@ -130,7 +130,11 @@ impl<'c, 'a> KernelContext<'c, 'a> {
             calls::DOUBLE => ValueKind::Double,
             calls::LIST | calls::PAIR => ValueKind::IntList,
             calls::TENSOR => ValueKind::Tensor,
-            _ => return self.values.get(self.value_index(i)?)?.kind(),
+            _ => {
+                let v = self.value_index(i)?;
+                let declared = self.values.get(v)?.kind()?;
+                return Ok(self.overrides.as_ref().kind(v, declared));
+            }
         };
         Ok(kind)
     }
@@ -156,14 +160,10 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         self.value_at(self.value_index(i)?)
     }
 
+    /// Value `v`, a scalar of the kind and payload its last writer gave it.
     fn value_at(&self, v: usize) -> Result<Value<'a>> {
         let value = self.values.get(v)?.value()?;
-        Ok(match (value, self.overrides.as_ref().get(v)) {
-            (Value::Int(_), Some(p)) => Value::Int(p as i64),
-            (Value::Double(_), Some(p)) => Value::Double(f64::from_bits(p)),
-            (Value::Bool(_), Some(p)) => Value::Bool(p != 0),
-            (value, _) => value,
-        })
+        Ok(self.overrides.as_ref().current(v, value))
     }
 
     pub fn is_null(&self, i: usize) -> Result<bool> {
@@ -306,15 +306,24 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 
     /// Writes an Int result (for prim ops such as `aten::sym_size.int`).
+    /// Like ExecuTorch's kernels assigning an `EValue`, the written value
+    /// becomes an Int whatever kind the program declared it (scalar
+    /// outputs only: `InvalidState` for one not written at run time).
     pub fn set_int(&mut self, i: usize, value: i64) -> Result<()> {
         let v = self.value_index(i)?;
-        self.overrides.set(v, value as u64)
+        self.overrides.set(v, ValueKind::Int, value as u64)
     }
 
-    /// Writes a Double result.
+    /// Writes a Double result (see [`KernelContext::set_int`]).
     pub fn set_double(&mut self, i: usize, value: f64) -> Result<()> {
         let v = self.value_index(i)?;
-        self.overrides.set(v, value.to_bits())
+        self.overrides.set(v, ValueKind::Double, value.to_bits())
+    }
+
+    /// Writes a Bool result (see [`KernelContext::set_int`]).
+    pub fn set_bool(&mut self, i: usize, value: bool) -> Result<()> {
+        let v = self.value_index(i)?;
+        self.overrides.set(v, ValueKind::Bool, value as u64)
     }
 
     /// Makes tensor argument `out` share argument `src`'s data (views).
@@ -325,7 +334,7 @@ impl<'c, 'a> KernelContext<'c, 'a> {
             Some(p) if p != UNSET => p as usize,
             _ => s,
         };
-        self.overrides.set(o, s as u64)
+        self.overrides.set(o, ValueKind::Tensor, s as u64)
     }
 
     /// Dtype and current shape of tensor argument `i` (its run-time sizes

@@ -114,7 +114,10 @@ impl<'m> Pieces<'m> {
         len: usize,
     ) -> Result<&'m mut [u8]> {
         if len == 0 {
-            return Ok(&mut []);
+            // Empty but 16-byte aligned (a `&mut []` of bytes is at address
+            // 1): a kernel casts it to its element type, and an empty
+            // tensor (a run-time size 0) is valid.
+            return Ok(bytemuck::cast_slice_mut::<u128, u8>(&mut []));
         }
         let end = offset.checked_add(len).ok_or_else(overlap)?;
         let i = self.find(memory, offset, end).ok_or_else(overlap)?;
@@ -168,7 +171,7 @@ impl<'m> Pieces<'m> {
     /// before the first input.
     pub(crate) fn get(&mut self, memory: usize, offset: usize, len: usize) -> Result<&'m [u8]> {
         if len == 0 {
-            return Ok(&[]);
+            return Ok(bytemuck::cast_slice::<u128, u8>(&[]));
         }
         let end = offset.checked_add(len).ok_or_else(overlap)?;
         let i = self.find(memory, offset, end).ok_or_else(overlap)?;

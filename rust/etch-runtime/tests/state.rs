@@ -68,8 +68,7 @@ fn inc(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
 
 fn not(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let x = ctx.bool(0)?;
-    // The context has no `set_bool`: a Bool slot takes the payload 0 or 1.
-    ctx.set_int(1, !x as i64)
+    ctx.set_bool(1, !x)
 }
 
 const KERNELS: [Kernel; 2] = [
@@ -113,17 +112,17 @@ fn run_time_values(split: &[&[usize]]) {
         let program = Program::from_bytes(bytes, verification).unwrap();
         let meta = program.method_meta("forward").unwrap();
         // 4 instructions x 2 B + 3 values written at run time (v2, v1, v3;
-        // v2 twice but one slot) x 12 B + the decoded calls; no delegates,
+        // v2 twice but one slot) x 13 B + the decoded calls; no delegates,
         // inputs or scratch.
         assert_eq!(
             meta.method_state_bytes(&KERNELS).unwrap(),
-            4 * 2 + 3 * 12 + CALLS
+            4 * 2 + 3 * 13 + CALLS
         );
         assert_eq!(meta.kernel_scratch_bytes(&KERNELS).unwrap(), 0);
         assert_eq!(meta.count_missing_operators(&KERNELS).unwrap(), 0);
         assert_eq!(meta.num_instructions().unwrap(), 4);
 
-        let mut state = vec![0u8; 44 + CALLS];
+        let mut state = vec![0u8; 47 + CALLS];
         let mut planned: [&mut [u8]; 0] = [];
         let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
         // Before execute: the serialized values.
@@ -147,7 +146,7 @@ fn run_time_values(split: &[&[usize]]) {
         assert!(matches!(method.output(3), Ok(Output::Bool(false))));
 
         // One byte short: the shortfall, nothing written.
-        let mut short = vec![0xa5u8; 43 + CALLS];
+        let mut short = vec![0xa5u8; 46 + CALLS];
         let mut planned: [&mut [u8]; 0] = [];
         let e = Method::load(&meta, &mut short, &mut planned, &KERNELS, &[])
             .err()
@@ -288,9 +287,9 @@ fn kernel_slices_longer_than_the_state_indexes_are_rejected() {
     assert_eq!(kernels.len(), 65_535);
     assert_eq!(
         meta.method_state_bytes(&kernels).unwrap(),
-        4 * 2 + 3 * 12 + CALLS
+        4 * 2 + 3 * 13 + CALLS
     );
-    let mut state = vec![0u8; 44 + CALLS];
+    let mut state = vec![0u8; 47 + CALLS];
     let mut planned: [&mut [u8]; 0] = [];
     let mut method = Method::load(&meta, &mut state, &mut planned, &kernels, &[]).unwrap();
     method.execute().unwrap();
@@ -396,9 +395,9 @@ fn hostile_programs_load_in_bounded_time() {
         assert_eq!(meta.num_instructions().unwrap(), n);
         assert_eq!(
             meta.method_state_bytes(&KERNELS).unwrap(),
-            n * 2 + slots * 12
+            n * 2 + slots * 13
         );
-        let mut state = vec![0u8; n * 2 + slots * 12];
+        let mut state = vec![0u8; n * 2 + slots * 13];
         let mut planned: [&mut [u8]; 0] = [];
         let mut method = Method::load(&meta, &mut state, &mut planned, &KERNELS, &[]).unwrap();
         assert!(matches!(method.output(0), Ok(Output::Int(0))));
@@ -441,4 +440,75 @@ fn hostile_programs_load_in_bounded_time() {
         let e = meta.method_state_bytes(&KERNELS).err().unwrap();
         assert_error(e, ErrorCode::InvalidProgram, (len / 4) as u32);
     });
+}
+
+fn half(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let x = ctx.int(0)?;
+    ctx.set_double(1, x as f64 / 2.0)
+}
+
+/// Writes whether its argument is now a Double of 2.5.
+fn is_two_and_a_half(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
+    let yes = ctx.kind(0)? == etch_pte::ValueKind::Double && ctx.double(0)? == 2.5;
+    ctx.set_bool(1, yes)
+}
+
+/// A run-time write gives a value its kind, as ExecuTorch's kernels assign
+/// a whole EValue (`executorch_prim::truediv.Scalar` writes a Double into
+/// a value the emitter declares an Int): outputs, Moves and later kernels
+/// see the Double. Values as in [`four_values`]:
+/// ```text
+/// 0: test::half(v0) -> v2                 v2 = Double 2.5 (declared Int)
+/// 1: move v2 -> v1                        v1 = Double 2.5 (declared Int)
+/// 2: test::is_two_and_a_half(v1) -> v3    v3 = true
+/// outputs: v2, v1, v0, v3
+/// ```
+#[test]
+fn a_scalar_takes_the_kind_its_writer_gives_it() {
+    let mut fb = Builder::default();
+    let values = four_values(&mut fb);
+    let a0 = fb.i32s(&[0, 2]);
+    let i0 = fb.kernel_call(0, a0);
+    let i1 = fb.move_call(2, 1);
+    let a2 = fb.i32s(&[1, 3]);
+    let i2 = fb.kernel_call(1, a2);
+    let chain_io = fb.scalars(&[]);
+    let instructions = fb.refs(&[i0, i1, i2]);
+    let chain = fb.chain(chain_io, instructions);
+    let chains = fb.refs(&[chain]);
+    let o0 = fb.operator("test::half");
+    let o1 = fb.operator("test::is_two_and_a_half");
+    let operators = fb.refs(&[o0, o1]);
+    let (words, len) = aligned(fb.method_file(values, chains, operators, &[2, 1, 0, 3]));
+    let bytes = &bytemuck::cast_slice::<u128, u8>(&words)[..len];
+    let kernels = [
+        op!("test::half(int a) -> Scalar", half),
+        op!(
+            "test::is_two_and_a_half(Scalar a) -> bool",
+            is_two_and_a_half
+        ),
+    ];
+    let program = Program::from_bytes(bytes, Verification::Minimal).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    // 3 instructions x 2 B + 3 values written at run time x 13 B.
+    let need = meta.method_state_bytes(&kernels).unwrap();
+    let calls = if cfg!(feature = "decoded-calls") {
+        need - 3 * 2 - 3 * 13
+    } else {
+        0
+    };
+    assert_eq!(need, 3 * 2 + 3 * 13 + calls);
+    let mut state = vec![0u8; need];
+    let mut planned: [&mut [u8]; 0] = [];
+    let mut method = Method::load(&meta, &mut state, &mut planned, &kernels, &[]).unwrap();
+    // Before execute: the declared kinds.
+    assert!(matches!(method.output(0), Ok(Output::Int(0))));
+    assert!(matches!(method.output(3), Ok(Output::Bool(false))));
+    for _ in 0..2 {
+        method.execute().unwrap();
+        assert!(matches!(method.output(0), Ok(Output::Double(2.5))));
+        assert!(matches!(method.output(1), Ok(Output::Double(2.5))));
+        assert!(matches!(method.output(2), Ok(Output::Int(5))));
+        assert!(matches!(method.output(3), Ok(Output::Bool(true))));
+    }
 }

@@ -2,7 +2,7 @@
 
 use etch_pte::flatbuffer::same_bytes;
 use etch_pte::schema::EValue;
-use etch_pte::{InstructionArgs, Value, Vector};
+use etch_pte::{InstructionArgs, Value, ValueKind, Vector};
 
 use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
@@ -341,11 +341,28 @@ impl<'a, 'm> Method<'a, 'm> {
     /// Value `v` of the method's value table as an [`Output`]; errors carry `i`.
     fn value_output(&self, v: usize, i: u32) -> Result<Output<'_>> {
         let value = value_of(&self.values, v)?;
-        let payload = self.state.overrides().get(v);
+        let slot = self.state.overrides().slot(v);
+        let payload = slot.map(|(_, p)| p);
+        // A scalar: of the kind and payload its last writer gave it.
+        let declared = match value {
+            Value::Int(x) => Some((ValueKind::Int, x as u64)),
+            Value::Double(x) => Some((ValueKind::Double, x.to_bits())),
+            Value::Bool(x) => Some((ValueKind::Bool, x as u64)),
+            _ => None,
+        };
+        if let Some((kind, bits)) = declared {
+            let (kind, p) = match slot {
+                Some((crate::state::AS_DECLARED, p)) => (kind as u8, p),
+                Some(s) => s,
+                None => (kind as u8, bits),
+            };
+            return Ok(match kind {
+                k if k == ValueKind::Int as u8 => Output::Int(p as i64),
+                k if k == ValueKind::Double as u8 => Output::Double(f64::from_bits(p)),
+                _ => Output::Bool(p != 0),
+            });
+        }
         Ok(match value {
-            Value::Int(x) => Output::Int(payload.map_or(x, |p| p as i64)),
-            Value::Double(x) => Output::Double(payload.map_or(x, f64::from_bits)),
-            Value::Bool(x) => Output::Bool(payload.map_or(x, |p| p != 0)),
             Value::Null => Output::None,
             Value::Tensor(t) => {
                 let source = match payload {
@@ -542,6 +559,7 @@ impl<'a, 'm> Method<'a, 'm> {
     fn move_value(&mut self, from: usize, to: usize) -> Result<()> {
         // The serialized payload, then the run-time one if any (a
         // tensor's is the value it aliases, unless not yet set).
+        // Kind and payload move together (ExecuTorch copies the EValue).
         let value = value_of(&self.values, from)?;
         let bits = match value {
             Value::Int(x) => x as u64,
@@ -556,23 +574,37 @@ impl<'a, 'm> Method<'a, 'm> {
                 ))
             }
         };
-        let payload = match self.state.overrides().get(from) {
-            Some(p) if p != UNSET || !matches!(value, Value::Tensor(_)) => p,
-            _ => bits,
+        let (kind, payload) = match self.state.overrides().slot(from) {
+            Some((k, p)) if p != UNSET || !matches!(value, Value::Tensor(_)) => (k, p),
+            _ => (crate::state::AS_DECLARED, bits),
         };
         // The target decoded by the same out-of-line lookup (not an
         // inlined `kind()` read): its variant is its kind.
-        if core::mem::discriminant(&value_of(&self.values, to)?) != core::mem::discriminant(&value)
-        {
+        let target = value_of(&self.values, to)?;
+        if core::mem::discriminant(&target) != core::mem::discriminant(&value) {
             return Err(Error::new(
                 ErrorCode::InvalidProgram,
                 "MoveCall between kinds",
                 to as u32,
             ));
         }
+        // A moved tensor takes its source's current sizes too (ExecuTorch
+        // copies the EValue: the target is the source's TensorImpl): a
+        // `torch.cond` branch's result of run-time sizes.
+        #[cfg(feature = "dynamic")]
+        if let (Value::Tensor(src), Value::Tensor(dst)) = (value, target) {
+            let mut sizes = [0i64; etch_pte::tensor::MAX_RANK];
+            let (shape, _) = crate::dims::current(&src, self.state.dims(), from)?;
+            let rank = shape.rank();
+            for (slot, s) in sizes.iter_mut().zip(shape.sizes().iter()) {
+                *slot = s as i64;
+            }
+            let sizes = sizes.get(..rank).unwrap_or(&[]);
+            crate::dims::resize(self.state.dims_mut(), to, &dst, sizes)?;
+        }
         // Load's walk gave every Move target a slot (`facts`: the target
         // of a MoveCall is kept whatever its kind), so this cannot miss.
-        self.state.overrides_mut().put(to, payload);
+        self.state.overrides_mut().put(to, kind, payload);
         Ok(())
     }
 

@@ -5,8 +5,12 @@
 //! [u16; instructions]      kernel index + 1 per instruction (0: not a kernel call)
 //! [(u32, u32); delegates]  per delegate: its handle, and its backend's index
 //!                          in `backends` + 1 (0: not initialised)
-//! [(u32, u64); overrides]  values written at run time: value index, payload
-//!                          (scalar bits, or the source value of a tensor alias)
+//! [(u32, u64, u8); overrides]  values written at run time: value index,
+//!                          payload (scalar bits, or the source value of a
+//!                          tensor alias) and kind (0: as declared, else the
+//!                          `ValueKind` tag its writer gave it: ExecuTorch's
+//!                          kernels assign whole EValues, so an Int-declared
+//!                          value may hold a Double)
 //! [u8; dims]               run-time sizes of bounded dynamic tensors
 //!                          (`dims`: value index, rank, sizes per tensor)
 //! [u8; ceil(inputs / 8)]   which inputs were set (the last byte's bits past
@@ -31,11 +35,11 @@ use crate::{Error, ErrorCode, Result};
 
 mod overrides;
 use overrides::sort_slots;
-pub(crate) use overrides::{Overrides, OverridesMut};
+pub(crate) use overrides::{Overrides, OverridesMut, AS_DECLARED};
 
 const KERNEL_BYTES: usize = 2;
 const DELEGATE_BYTES: usize = 8;
-const OVERRIDE_BYTES: usize = 12;
+const OVERRIDE_BYTES: usize = 13;
 /// Payload of a tensor alias that has not been set yet.
 pub(crate) const UNSET: u64 = u64::MAX;
 /// No operator, no value.
@@ -319,6 +323,7 @@ impl Layout {
                     OverridesMut(fill.overrides).write(
                         layout.overrides * OVERRIDE_BYTES,
                         f.target as u32,
+                        overrides::AS_DECLARED,
                         f.payload,
                     );
                 }

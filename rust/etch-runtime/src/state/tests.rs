@@ -19,7 +19,7 @@ fn sorted_slots_are_found_by_binary_search() {
     ] {
         let mut buf = vec![0u8; order.len() * OVERRIDE_BYTES];
         for (k, &v) in order.iter().enumerate() {
-            OverridesMut(&mut buf).write(k * OVERRIDE_BYTES, v, 100 + v as u64);
+            OverridesMut(&mut buf).write(k * OVERRIDE_BYTES, v, v as u8, 100 + v as u64);
         }
         sort_slots(&mut buf);
         let keys: Vec<u32> = (0..order.len()).map(|k| slot_value(&buf, k)).collect();
@@ -30,6 +30,9 @@ fn sorted_slots_are_found_by_binary_search() {
             let got = Overrides(&buf).get(v);
             let want = order.contains(&(v as u32)).then_some(100 + v as u64);
             assert_eq!(got, want, "{order:?} v{v}");
+            // The kind byte travels with its slot through the sort.
+            let kind = Overrides(&buf).slot(v).map(|(k, _)| k);
+            assert_eq!(kind, want.map(|_| v as u8), "{order:?} v{v}");
         }
         assert_eq!(slot_of(&buf, u32::MAX as usize), None);
     }

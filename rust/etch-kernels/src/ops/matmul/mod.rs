@@ -122,9 +122,21 @@ pub const BMM_OUT: Kernel = op!(
 /// Tensor(a!) out)`, f32, contiguous: ExecuTorch has no portable `linear`
 /// (exporters decompose it into `permute_copy` + `addmm`); this follows
 /// `addmm`'s order: `Σ_k x[i,k]·w[j,k]` from 0 in k order, then `+ bias[j]`.
+/// In a method with bounded dynamic shapes `out` is resized to `input`'s
+/// sizes with the last one `weight.size(0)` (`[..., in] -> [..., out]`).
 pub const LINEAR_OUT: Kernel = op!(
     "aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)",
     |ctx| {
+        if ctx.has_dynamic_shapes() {
+            let mut sizes = Sizes::of(ctx, arg!(SCHEMA, input))?;
+            let n_out = Sizes::of(ctx, arg!(SCHEMA, weight))?
+                .as_slice()
+                .first()
+                .copied()
+                .unwrap_or(0);
+            sizes.set(sizes.as_slice().len().wrapping_sub(1), n_out);
+            dynamic::resize(ctx, arg!(SCHEMA, out), &sizes)?;
+        }
         let ([x, w, bias], [mut out]) =
             ctx.io(arg!(SCHEMA, [input, weight, bias]), arg!(SCHEMA, [out]))?;
         let (x, w) = (required(x, arg!(SCHEMA, input))?, required(w, arg!(SCHEMA, weight))?);

@@ -63,6 +63,16 @@ fn bad(what: &'static str, i: usize) -> Error {
     Error::new(ErrorCode::InvalidArgument, what, i as u32)
 }
 
+/// A scalar of a kind the op does not take: `InvalidType`, as upstream's
+/// `ET_KERNEL_CHECK_MSG(..., InvalidType, ...)`.
+fn bad_type(i: usize) -> Error {
+    Error::new(
+        ErrorCode::InvalidType,
+        "prim op argument of another kind",
+        i as u32,
+    )
+}
+
 /// `executorch_prim::et_view.default(Tensor self, int[] size) -> Tensor`:
 /// emitted with exactly 3 arguments `[self, size, out]`; the output shares
 /// the input's data, its sizes the list's current values (one `-1`
@@ -194,23 +204,26 @@ fn get(ctx: &KernelContext<'_, '_>, i: usize) -> Result<S> {
 }
 
 impl S {
-    fn f(self) -> f64 {
+    /// A number (Int or Double) as f64; a Bool is `InvalidType` (argument
+    /// `i`), as in upstream's arithmetic.
+    fn f(self, i: usize) -> Result<f64> {
         match self {
-            S::I(v) => v as f64,
-            S::D(v) => v,
-            S::B(v) => v as u8 as f64,
+            S::I(v) => Ok(v as f64),
+            S::D(v) => Ok(v),
+            S::B(_) => Err(bad_type(i)),
         }
     }
 }
 
-/// Writes result `r` into the output value `i` as its kind asks (an Int
-/// output takes only an Int or Bool result; a Double one any number).
+/// Writes result `r` into output value `i` with `r`'s kind, whatever kind
+/// the program declared it: ExecuTorch's prim ops assign a new `EValue`
+/// (`truediv` on two Ints gives a Double, which the emitter declares as an
+/// Int), and the method's value slots keep the kind.
 fn put(ctx: &mut KernelContext<'_, '_>, i: usize, r: S) -> Result<()> {
-    match (ctx.kind(i)?, r) {
-        (ValueKind::Int | ValueKind::Bool, S::I(v)) => ctx.set_int(i, v),
-        (ValueKind::Int | ValueKind::Bool, S::B(v)) => ctx.set_int(i, v as i64),
-        (ValueKind::Double, r) => ctx.set_double(i, r.f()),
-        _ => Err(bad("prim op result does not fit its output", i)),
+    match r {
+        S::I(v) => ctx.set_int(i, v),
+        S::D(v) => ctx.set_double(i, v),
+        S::B(v) => ctx.set_bool(i, v),
     }
 }
 
@@ -231,8 +244,8 @@ fn floordiv(a: i64, b: i64) -> Option<i64> {
     }
 }
 
-/// `Scalar a, Scalar b -> Scalar`: Int op Int is an Int, anything else a
-/// Double (`ALGEBRA_ET_PRIM_OP`).
+/// `Scalar a, Scalar b -> Scalar`: Int op Int is an Int, an Int or Double
+/// with a Double a Double (`ALGEBRA_ET_PRIM_OP`), a Bool `InvalidType`.
 /// `args`: the positions of `a`, `b` and the result.
 fn binary(
     ctx: &mut KernelContext<'_, '_>,
@@ -242,14 +255,31 @@ fn binary(
 ) -> Result<()> {
     let [a, b, result] = args;
     let r = match (get(ctx, a)?, get(ctx, b)?) {
-        (S::I(a), S::I(b)) => int(fi(a, b))?,
-        (a, b) => S::D(fd(a.f(), b.f())),
+        (S::I(x), S::I(y)) => int(fi(x, y))?,
+        (x, y) => S::D(fd(x.f(a)?, y.f(b)?)),
     };
     put(ctx, result, r)
 }
 
-/// `Scalar a, Scalar b -> bool`; `args`: the positions of `a`, `b` and the
-/// result.
+/// `Int a, Int b -> Int` (`sym_max`, `sym_min`, `mod`): anything but two
+/// Ints is `InvalidType`, as upstream.
+fn int_binary(
+    ctx: &mut KernelContext<'_, '_>,
+    args: [usize; 3],
+    fi: fn(i64, i64) -> Option<i64>,
+) -> Result<()> {
+    let [a, b, result] = args;
+    let r = match (get(ctx, a)?, get(ctx, b)?) {
+        (S::I(x), S::I(y)) => int(fi(x, y))?,
+        (S::I(_), _) => return Err(bad_type(b)),
+        _ => return Err(bad_type(a)),
+    };
+    put(ctx, result, r)
+}
+
+/// `Scalar a, Scalar b -> bool` (`BOOLEAN_ET_PRIM_OP`): Ints and Doubles
+/// in any mix, or two Bools; a Bool with a number is `InvalidType`.
+/// `args`: the positions of `a`, `b` and the result.
 fn compare(
     ctx: &mut KernelContext<'_, '_>,
     args: [usize; 3],
@@ -258,30 +288,48 @@ fn compare(
 ) -> Result<()> {
     let [a, b, result] = args;
     let r = match (get(ctx, a)?, get(ctx, b)?) {
-        (S::I(a), S::I(b)) => fi(&a, &b),
-        (S::B(a), S::B(b)) => fi(&(a as i64), &(b as i64)),
-        (a, b) => fd(&a.f(), &b.f()),
+        (S::I(x), S::I(y)) => fi(&x, &y),
+        (S::B(x), S::B(y)) => fi(&(x as i64), &(y as i64)),
+        (x, y) => fd(&x.f(a)?, &y.f(b)?),
     };
     put(ctx, result, S::B(r))
 }
 
 /// `Scalar a -> Scalar` rounding a Double to an Int (`ceil`, `round`,
-/// `trunc`); an Int stays as it is. Out of the Int range:
-/// `InvalidArgument`. `args`: the positions of `a` and the result.
+/// `trunc`); as upstream, anything but a Double is `InvalidType`. Out of
+/// the Int range (upstream's cast is undefined there): `InvalidArgument`.
+/// `args`: the positions of `a` and the result.
 fn to_int(ctx: &mut KernelContext<'_, '_>, args: [usize; 2], f: fn(f64) -> f64) -> Result<()> {
     let [a, result] = args;
-    let r = match get(ctx, a)? {
-        S::D(d) => {
-            let v = f(d);
-            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
-                return Err(bad("prim op result out of the Int range", 0));
-            }
-            S::I(v as i64)
-        }
-        S::B(b) => S::I(b as i64),
-        i => i,
+    let S::D(d) = get(ctx, a)? else {
+        return Err(bad_type(a));
     };
-    put(ctx, result, r)
+    let v = f(d);
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
+        return Err(bad("prim op result out of the Int range", a));
+    }
+    put(ctx, result, S::I(v as i64))
+}
+
+/// Python's floor division of Doubles, as upstream's `floor_div_double`:
+/// `(a - fmod(a, b)) / b`, one less when the remainder's sign is not
+/// `b`'s; by zero, an infinity of `a`'s sign.
+fn floordiv_f64(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        return if a.is_sign_negative() {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    // `%` on f64 is C's `fmod` (libm's links a division-by-zero panic).
+    let m = a % b;
+    let div = (a - m) / b;
+    if m != 0.0 && b.is_sign_negative() != m.is_sign_negative() {
+        div - 1.0
+    } else {
+        div
+    }
 }
 
 macro_rules! prim_binary {
@@ -315,73 +363,85 @@ prim_binary!(
     FLOORDIV_SCALAR,
     "executorch_prim::floordiv.Scalar(Scalar a, Scalar b) -> Scalar",
     floordiv,
-    |a, b| libm::floor(a / b)
-);
-prim_binary!(
-    SYM_MAX_SCALAR,
-    "executorch_prim::sym_max.Scalar(Scalar a, Scalar b) -> Scalar",
-    |a, b| Some(a.max(b)),
-    f64::max
-);
-prim_binary!(
-    SYM_MIN_SCALAR,
-    "executorch_prim::sym_min.Scalar(Scalar a, Scalar b) -> Scalar",
-    |a, b| Some(a.min(b)),
-    f64::min
+    floordiv_f64
 );
 
-/// `truediv.Scalar`: always a Double.
+macro_rules! prim_int_binary {
+    ($name:ident, $schema:literal, $fi:expr) => {
+        #[allow(dead_code)]
+        pub const $name: Kernel = op!($schema, |ctx| {
+            int_binary(ctx, arg!(SCHEMA, [a, b, return]), $fi)
+        });
+    };
+}
+
+prim_int_binary!(
+    SYM_MAX_SCALAR,
+    "executorch_prim::sym_max.Scalar(Scalar a, Scalar b) -> Scalar",
+    |a, b| Some(a.max(b))
+);
+prim_int_binary!(
+    SYM_MIN_SCALAR,
+    "executorch_prim::sym_min.Scalar(Scalar a, Scalar b) -> Scalar",
+    |a, b| Some(a.min(b))
+);
+// `mod.Scalar(SymInt a, SymInt b) -> SymInt`: C's `%` (the sign of `a`).
+prim_int_binary!(
+    MOD_SCALAR,
+    "executorch_prim::mod.Scalar(SymInt a, SymInt b) -> SymInt",
+    i64::checked_rem
+);
+
+/// `truediv.Scalar`: always a Double (two Ints divided as Doubles), also
+/// when the program declares its result an Int.
 #[allow(dead_code)]
 pub const TRUEDIV_SCALAR: Kernel = op!(
     "executorch_prim::truediv.Scalar(Scalar a, Scalar b) -> Scalar",
     |ctx| {
-        let (a, b) = (
-            get(ctx, arg!(SCHEMA, a))?.f(),
-            get(ctx, arg!(SCHEMA, b))?.f(),
-        );
-        put(ctx, arg!(SCHEMA, return), S::D(a / b))
+        let [a, b] = arg!(SCHEMA, [a, b]);
+        let (x, y) = (get(ctx, a)?.f(a)?, get(ctx, b)?.f(b)?);
+        put(ctx, arg!(SCHEMA, return), S::D(x / y))
     }
 );
 
-/// `mod.Scalar(SymInt a, SymInt b) -> SymInt`: C's `%` (the sign of `a`).
-#[allow(dead_code)]
-pub const MOD_SCALAR: Kernel = op!(
-    "executorch_prim::mod.Scalar(SymInt a, SymInt b) -> SymInt",
-    |ctx| {
-        let r = int(ctx
-            .int(arg!(SCHEMA, a))?
-            .checked_rem(ctx.int(arg!(SCHEMA, b))?))?;
-        put(ctx, arg!(SCHEMA, return), r)
-    }
-);
-
-/// `neg.Scalar`.
+/// `neg.Scalar`: an Int or a Double.
 #[allow(dead_code)]
 pub const NEG_SCALAR: Kernel = op!("executorch_prim::neg.Scalar(Scalar a) -> Scalar", |ctx| {
-    let r = match get(ctx, arg!(SCHEMA, a))? {
-        S::I(a) => int(a.checked_neg())?,
-        a => S::D(-a.f()),
+    let a = arg!(SCHEMA, a);
+    let r = match get(ctx, a)? {
+        S::I(x) => int(x.checked_neg())?,
+        x => S::D(-x.f(a)?),
     };
     put(ctx, arg!(SCHEMA, return), r)
 });
 
-/// `sym_float.Scalar`: a Double.
+/// `sym_float.Scalar`: a Double (of an Int, Double or Bool).
 #[allow(dead_code)]
 pub const SYM_FLOAT_SCALAR: Kernel = op!(
     "executorch_prim::sym_float.Scalar(Scalar a) -> Scalar",
     |ctx| {
-        let a = get(ctx, arg!(SCHEMA, a))?.f();
-        put(ctx, arg!(SCHEMA, return), S::D(a))
+        let r = match get(ctx, arg!(SCHEMA, a))? {
+            S::I(v) => v as f64,
+            S::D(v) => v,
+            S::B(v) => v as u8 as f64,
+        };
+        put(ctx, arg!(SCHEMA, return), S::D(r))
     }
 );
 
-/// `sym_not.Scalar(Scalar a) -> bool`.
+/// `sym_not.Scalar(Scalar a) -> bool`: of a Bool only, as upstream (its
+/// schema here `-> Scalar`, as the comparisons' below).
 #[allow(dead_code)]
-pub const SYM_NOT_SCALAR: Kernel =
-    op!("executorch_prim::sym_not.Scalar(Scalar a) -> bool", |ctx| {
-        let a = get(ctx, arg!(SCHEMA, a))?.f();
-        put(ctx, arg!(SCHEMA, return), S::B(a == 0.0))
-    });
+pub const SYM_NOT_SCALAR: Kernel = op!(
+    "executorch_prim::sym_not.Scalar(Scalar a) -> Scalar",
+    |ctx| {
+        let a = arg!(SCHEMA, a);
+        let S::B(x) = get(ctx, a)? else {
+            return Err(bad_type(a));
+        };
+        put(ctx, arg!(SCHEMA, return), S::B(!x))
+    }
+);
 
 #[allow(dead_code)]
 pub const CEIL_SCALAR: Kernel = op!("executorch_prim::ceil.Scalar(Scalar a) -> Scalar", |ctx| {
@@ -397,6 +457,12 @@ pub const TRUNC_SCALAR: Kernel = op!("executorch_prim::trunc.Scalar(Scalar a) ->
     to_int(ctx, arg!(SCHEMA, [a, return]), libm::trunc)
 });
 
+// The comparisons and `sym_not` write a Bool, but their schemas here say
+// `-> Scalar` where upstream's say `-> bool`: the pinned emitter declares
+// the result of a comparison on sizes as an Int value (`t > 8` as a
+// `torch.cond` predicate: tests/programs/seq_prim_dyn_f32), ExecuTorch does
+// not check kinds at load, and its kernel assigns a Bool EValue over it.
+// A `-> bool` schema made etch's load refuse the exported program.
 macro_rules! prim_compare {
     ($name:ident, $schema:literal, $f:ident) => {
         #[allow(dead_code)]
@@ -407,26 +473,26 @@ macro_rules! prim_compare {
 }
 prim_compare!(
     EQ_SCALAR,
-    "executorch_prim::eq.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::eq.Scalar(Scalar a, Scalar b) -> Scalar",
     eq
 );
 prim_compare!(
     GT_SCALAR,
-    "executorch_prim::gt.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::gt.Scalar(Scalar a, Scalar b) -> Scalar",
     gt
 );
 prim_compare!(
     LT_SCALAR,
-    "executorch_prim::lt.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::lt.Scalar(Scalar a, Scalar b) -> Scalar",
     lt
 );
 prim_compare!(
     GE_SCALAR,
-    "executorch_prim::ge.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::ge.Scalar(Scalar a, Scalar b) -> Scalar",
     ge
 );
 prim_compare!(
     LE_SCALAR,
-    "executorch_prim::le.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::le.Scalar(Scalar a, Scalar b) -> Scalar",
     le
 );
