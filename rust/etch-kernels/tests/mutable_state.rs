@@ -197,3 +197,49 @@ fn inconsistent_mutable_data_is_invalid_program() {
     b.bytes_mut()[seg..seg + 4].copy_from_slice(&0u32.to_le_bytes());
     assert_eq!(load_codes(b.bytes()), (invalid, invalid), "segment 0");
 }
+
+/// Position of `acc`'s planned offset (`memory_offset_low`) in the file.
+fn acc_offset_field(bytes: &[u8]) -> usize {
+    use etch_pte::schema::slot::allocation_details;
+    let file = PteFile::new_checked(bytes).unwrap();
+    let plan = file.plan("forward").unwrap();
+    for v in plan.values().unwrap().iter() {
+        if let etch_pte::Value::Tensor(t) = v.unwrap().value().unwrap() {
+            if let (Some(a), 1..) = (t.allocation_info().unwrap(), t.data_buffer_idx().unwrap()) {
+                return a
+                    .0
+                    .field(allocation_details::MEMORY_OFFSET_LOW, 4)
+                    .unwrap()
+                    .expect("acc's offset is written (not the default 0)");
+            }
+        }
+    }
+    panic!("no mutable buffer")
+}
+
+/// A mutable buffer whose initial value would land past the end of its
+/// planned buffer (acc's 32 bytes placed 16 bytes before the end, at the
+/// end, and far past it): `InvalidProgram` (0x23) from the verifier and
+/// from `Method::load` without it, whose check of the tensor's place
+/// against the plan's buffer size runs before the initial values are
+/// copied. (ExecuTorch's `HierarchicalAllocator::get_offset_address`
+/// refuses the place too, with `MemoryAllocationFailed` against the
+/// caller's buffer.)
+#[test]
+fn initial_data_past_the_planned_buffer_is_refused() {
+    let good = program_bytes();
+    let program = Program::from_bytes(good.bytes(), Verification::Minimal).unwrap();
+    let size = program
+        .method_meta("forward")
+        .unwrap()
+        .memory_planned_buffer_size(0)
+        .unwrap();
+    let at = acc_offset_field(good.bytes());
+    for offset in [size as u32 - 16, size as u32, u32::MAX - 8] {
+        let mut b = program_bytes();
+        b.bytes_mut()[at..at + 4].copy_from_slice(&offset.to_le_bytes());
+        let (verified, loaded) = load_codes(b.bytes());
+        assert_eq!(verified, Some(ErrorCode::InvalidProgram), "offset {offset}");
+        assert_eq!(loaded, Some(ErrorCode::InvalidProgram), "offset {offset}");
+    }
+}
