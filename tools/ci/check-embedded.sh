@@ -58,10 +58,13 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
         # kind it was written with, as ExecuTorch's EValue tag: `truediv`
         # on sizes writes a Double into a value declared Int): outputs and
         # Moves read and copy it, +22 B each (11,310 / 8,590 B measured).
+        # One tensor-placement function (`values::place`) read by load's
+        # check and the outputs as by the kernels' views: +8 B each alone,
+        # +12 B each over the kind byte (11,322 / 8,602 B measured).
         if [ "$target" = thumbv7em-none-eabihf ]; then
           case $features in
-            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11310}; goal=12288 ;;
-            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8590}; goal=8192 ;;
+            runtime,verify) max=${ETCH_CORE_FLASH_MAX:-11322}; goal=12288 ;;
+            runtime) max=${ETCH_CORE_FLASH_NOVERIFY_MAX:-8602}; goal=8192 ;;
             *) max=""; goal="" ;;
           esac
           if [ -n "$max" ]; then

@@ -56,11 +56,11 @@ use etch_pte::schema::EValue;
 use etch_pte::tensor::MAX_RANK;
 use etch_pte::{Value, Vector};
 
-use crate::context::{Loc, Resolved};
 use crate::meta::MethodMeta;
-use crate::state::Overrides;
+use crate::state::{Overrides, UNSET};
 use crate::tensor::Shape;
-use crate::ScalarType;
+use crate::values::{bad_arg, place, Loc};
+use crate::{Result, ScalarType};
 
 pub(crate) const SLOW: u32 = 0;
 pub(crate) const NULL: u32 = 1;
@@ -167,7 +167,7 @@ fn encode_value(
     env: Option<&Env<'_, '_>>,
     sink: &mut Sink<'_>,
 ) -> u32 {
-    let Ok(value) = crate::method::value_of(values, v) else {
+    let Ok(value) = crate::values::value_of(values, v) else {
         return SLOW;
     };
     match value {
@@ -212,7 +212,7 @@ fn encode_value(
             let mut fast = at <= PAYLOAD_MAX;
             for (k, item) in items.iter().enumerate() {
                 let item = item.ok().and_then(|i| usize::try_from(i).ok());
-                let e = match item.map(|i| (i, crate::method::value_of(values, i))) {
+                let e = match item.map(|i| (i, crate::values::value_of(values, i))) {
                     Some((i, Ok(Value::Int(x)))) if !written(env, i) => encode_int(x, sink),
                     Some((_, Ok(Value::Int(x)))) => {
                         encode_int(x, sink);
@@ -261,7 +261,7 @@ fn small_items(values: &Vector<'_, EValue<'_>>, items: Vector<'_, i64>) -> Optio
     let mut out = [0i64; 2];
     for (slot, item) in out.iter_mut().zip(items.iter()) {
         let i = usize::try_from(item.ok()?).ok()?;
-        match crate::method::value_of(values, i).ok()? {
+        match crate::values::value_of(values, i).ok()? {
             Value::Int(x) if (-(1 << 12)..(1 << 12)).contains(&x) => *slot = x,
             _ => return None,
         }
@@ -316,7 +316,7 @@ fn tensor_words(
     {
         return None;
     }
-    let r = crate::context::resolve_tensor(env.meta, *values, env.overrides, &[], v).ok()?;
+    let r = resolve_tensor(env.meta, *values, env.overrides, &[], v).ok()?;
     r.dtype.element_size()?;
     if !(0..32).contains(&r.dtype.0) {
         return None;
@@ -481,6 +481,53 @@ impl<'c> Call<'c> {
     }
 }
 
+/// A tensor argument as [`resolve_tensor`] finds it.
+#[derive(Clone, Copy)]
+pub(crate) struct Resolved<'a> {
+    pub dtype: ScalarType,
+    pub shape: Shape<'a>,
+    pub nbytes: usize,
+    pub loc: Loc<'a>,
+}
+
+/// Where tensor value `v` is and what it looks like. A free function over
+/// the context's fields, so `io` can resolve while it holds the planned
+/// buffers (`context`), and load decodes calls with it.
+pub(crate) fn resolve_tensor<'a: 's, 's>(
+    meta: &MethodMeta<'a>,
+    values: Vector<'a, EValue<'a>>,
+    overrides: Overrides<'_>,
+    dims: &'s [u8],
+    v: usize,
+) -> Result<Resolved<'s>> {
+    let i = v;
+    let Value::Tensor(t) = values.get(v)?.value()? else {
+        return Err(bad_arg("value is not a Tensor", i));
+    };
+    let dtype = t.scalar_type()?;
+    let (shape, nbytes) = if cfg!(feature = "dynamic") {
+        crate::dims::current(&t, dims, v)?
+    } else {
+        (Shape::from_serialized(&t)?, etch_pte::tensor::nbytes(&t)?)
+    };
+    // A view's bytes are its source's.
+    let source = match overrides.get(v) {
+        Some(UNSET) => return Err(bad_arg("view read before it was set", i)),
+        Some(p) => match values.get(p as usize)?.value()? {
+            Value::Tensor(src) => src,
+            _ => return Err(bad_arg("view source is not a Tensor", i)),
+        },
+        None => t,
+    };
+    let loc = place(&meta.file(), &source, nbytes, i as u32)?;
+    Ok(Resolved {
+        dtype,
+        shape,
+        nbytes,
+        loc,
+    })
+}
+
 #[cfg(test)]
 // The read-back test needs the tables (`decoded-calls`); the garbage test
 // runs either way.
@@ -488,7 +535,7 @@ impl<'c> Call<'c> {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::state::{facts, Cursor};
+    use crate::state::{instruction, Cursor};
     use crate::Program;
     use etch_pte::{InstructionArgs, PteFile};
     use std::path::Path;
@@ -559,7 +606,7 @@ mod tests {
         let n = meta.num_instructions().unwrap();
         let mut at = Cursor::default();
         for i in 0..n {
-            let f = facts(&plan, None, i, &mut at).unwrap();
+            let f = instruction(&plan, i, &mut at).unwrap();
             let InstructionArgs::KernelCall { op_index, args } = f.instr else {
                 continue;
             };
@@ -579,7 +626,7 @@ mod tests {
             for k in 0..args.len() {
                 let e = call.entry(k);
                 let v = args.get(k).unwrap() as usize;
-                let value = crate::method::value_of(&values, v).unwrap();
+                let value = crate::values::value_of(&values, v).unwrap();
                 fast += (e != SLOW) as usize;
                 match (e & 15, value) {
                     (NULL, Value::Null) => {}
@@ -592,7 +639,7 @@ mod tests {
                         assert_eq!(call.list_len(e), Some(items.len()));
                         for (k, item) in items.iter().enumerate() {
                             let item = item.unwrap() as usize;
-                            let Ok(Value::Int(x)) = crate::method::value_of(&values, item) else {
+                            let Ok(Value::Int(x)) = crate::values::value_of(&values, item) else {
                                 panic!("list item {item} is not an Int");
                             };
                             assert_eq!(call.list_item(e, k), Some(x));
@@ -613,7 +660,7 @@ mod tests {
                             }
                             (Loc::Constant(d), None) => {
                                 let idx = t.data_buffer_idx().unwrap();
-                                let want = meta.constant_data(idx, nbytes).unwrap();
+                                let want = meta.file().constant_data(idx, nbytes).unwrap();
                                 assert_eq!((d.as_ptr(), d.len()), (want.as_ptr(), want.len()));
                             }
                             _ => panic!("tensor v{v}: wrong place"),

@@ -9,12 +9,13 @@
 use etch_pte::schema::EValue;
 use etch_pte::{Value, ValueKind, Vector};
 
-use crate::calls::{self, Call};
+use crate::calls::{self, resolve_tensor, Call, Resolved};
 use crate::memory::{Pieces, MAX_OUTPUTS};
 use crate::meta::MethodMeta;
 use crate::state::{Overrides, OverridesMut, UNSET};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
-use crate::{Error, ErrorCode, Result, ScalarType};
+use crate::values::{bad_arg, Loc};
+use crate::{Result, ScalarType};
 
 /// The planned buffers, seen through a trait object so the context needs no
 /// extra lifetime parameter for the caller's buffer slices.
@@ -27,21 +28,6 @@ impl Arenas for &mut [&mut [u8]] {
     fn pieces<'p>(&'p mut self, out: &mut Pieces<'p>) {
         out.fill(self)
     }
-}
-
-/// Where a tensor's bytes are.
-#[derive(Clone, Copy)]
-pub(crate) enum Loc<'a> {
-    Constant(&'a [u8]),
-    Planned { memory: usize, offset: usize },
-}
-
-#[derive(Clone, Copy)]
-pub(crate) struct Resolved<'a> {
-    pub dtype: ScalarType,
-    pub shape: Shape<'a>,
-    pub nbytes: usize,
-    pub loc: Loc<'a>,
 }
 
 /// Up to 16 integers of an `int[]` argument, read once.
@@ -87,10 +73,6 @@ pub struct KernelContext<'c, 'a> {
     /// Index of the running kernel in the slice given to `Method::load`
     /// (`usize::MAX` for a delegate call).
     pub(crate) kernel: usize,
-}
-
-pub(crate) fn bad_arg(what: &'static str, i: usize) -> Error {
-    Error::new(ErrorCode::InvalidArgument, what, i as u32)
 }
 
 impl<'c, 'a> KernelContext<'c, 'a> {
@@ -602,62 +584,6 @@ impl<'c, 'a: 'c> Where<'c, 'a> {
         };
         resolve_tensor(self.meta, self.values, self.overrides, self.dims, v).map(Some)
     }
-}
-
-/// Where tensor value `v` is and what it looks like. A free function over
-/// the context's fields, so `io` can resolve while it holds the planned
-/// buffers (and load can decode calls with it, `calls`).
-pub(crate) fn resolve_tensor<'a: 's, 's>(
-    meta: &MethodMeta<'a>,
-    values: Vector<'a, EValue<'a>>,
-    overrides: Overrides<'_>,
-    dims: &'s [u8],
-    v: usize,
-) -> Result<Resolved<'s>> {
-    let i = v;
-    let Value::Tensor(t) = values.get(v)?.value()? else {
-        return Err(bad_arg("value is not a Tensor", i));
-    };
-    let dtype = t.scalar_type()?;
-    let (shape, nbytes) = if cfg!(feature = "dynamic") {
-        crate::dims::current(&t, dims, v)?
-    } else {
-        (Shape::from_serialized(&t)?, etch_pte::tensor::nbytes(&t)?)
-    };
-    // A view's bytes are its source's.
-    let source = match overrides.get(v) {
-        Some(UNSET) => return Err(bad_arg("view read before it was set", i)),
-        Some(p) => match values.get(p as usize)?.value()? {
-            Value::Tensor(src) => src,
-            _ => return Err(bad_arg("view source is not a Tensor", i)),
-        },
-        None => t,
-    };
-    let loc = match source.allocation_info()? {
-        Some(a) => Loc::Planned {
-            memory: (a.memory_id()? as usize)
-                .checked_sub(1)
-                .ok_or(bad_arg("memory id 0", i))?,
-            offset: usize::try_from(a.memory_offset()?)
-                .map_err(|_| bad_arg("planned offset too large", i))?,
-        },
-        None => match source.data_buffer_idx()? {
-            0 => {
-                return Err(Error::new(
-                    ErrorCode::InvalidState,
-                    "tensor has no data",
-                    v as u32,
-                ))
-            }
-            idx => Loc::Constant(meta.constant_data(idx, nbytes)?),
-        },
-    };
-    Ok(Resolved {
-        dtype,
-        shape,
-        nbytes,
-        loc,
-    })
 }
 
 /// Unwraps a required tensor input from [`KernelContext::io`].

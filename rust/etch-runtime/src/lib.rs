@@ -35,6 +35,7 @@ pub mod registry;
 pub mod signature;
 mod state;
 pub mod tensor;
+mod values;
 
 pub use backend::{Backend, DelegateHandle};
 pub use context::KernelContext;

@@ -53,7 +53,7 @@ pub struct MethodMeta<'a> {
 }
 
 fn io_tensor<'a>(plan: &ExecutionPlan<'a>, index: i32) -> Result<Tensor<'a>> {
-    match crate::method::value_of(&plan.values()?, index as usize)? {
+    match crate::values::value_of(&plan.values()?, index as usize)? {
         Value::Tensor(t) => Ok(t),
         _ => Err(Error::new(
             ErrorCode::InvalidType,
@@ -163,15 +163,6 @@ impl<'a> MethodMeta<'a> {
             self.segment_base,
             Program(Table::at_unchecked(program, root)),
         )
-    }
-
-    /// `nbytes` of constant data of a tensor with `data_buffer_idx` (> 0):
-    /// [`PteFile::constant_data`] of [`MethodMeta::file`]. Inlined: out of
-    /// line, its frame (with the view) sat under every kernel's constant
-    /// reads, +40 B of DS-CNN inference stack.
-    #[inline(always)]
-    pub(crate) fn constant_data(&self, data_buffer_idx: u32, nbytes: usize) -> Result<&'a [u8]> {
-        self.file().constant_data(data_buffer_idx, nbytes)
     }
 
     /// Calls `f(name, overload)` for each operator the method calls that

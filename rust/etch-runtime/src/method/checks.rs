@@ -1,12 +1,13 @@
 //! What `Method::load` checks before a method may run: each tensor's
-//! place and extent, initial data of mutable buffers, each call's
-//! arguments against its kernel's schema.
+//! place and extent, initial data of mutable buffers (each call's
+//! arguments against its kernel's schema: `signature::check_schema`).
 
 use etch_pte::schema::{AllocationDetails, EValue};
 use etch_pte::types::TensorDataLocation;
-use etch_pte::{ShapeDynamism, Value, ValueKind, Vector};
+use etch_pte::{ShapeDynamism, Value, Vector};
 
 use crate::meta::MethodMeta;
+use crate::values::{place, planned_at, value_of, Loc};
 use crate::{Error, ErrorCode, Result};
 
 /// A tensor with a zero dimension has no bytes whatever its other sizes are,
@@ -89,11 +90,11 @@ pub(super) fn check_tensor(
 }
 
 /// The first `nbytes` of tensor `t`'s data (for an output that is a view,
-/// `t` is the tensor it aliases): its planned bytes or its constant data.
-/// `InvalidState` when it has neither (not an error at load, where
-/// `check_tensor` calls it for every tensor value), `InvalidProgram` for planned bytes
-/// outside their buffer; errors carry `i`. One copy for load's check and
-/// for reading outputs.
+/// `t` is the tensor it aliases): its planned bytes or its constant data
+/// (where [`place`] says). `InvalidState` when it has neither (not an error
+/// at load, where `check_tensor` calls it for every tensor value),
+/// `InvalidProgram` for planned bytes outside their buffer; errors carry
+/// `i`. One copy for load's check and for reading outputs.
 #[inline(never)]
 pub(super) fn tensor_data<'p>(
     planned: &'p [&mut [u8]],
@@ -102,57 +103,30 @@ pub(super) fn tensor_data<'p>(
     nbytes: usize,
     i: u32,
 ) -> Result<&'p [u8]> {
-    match t.allocation_info()? {
-        Some(a) => {
-            let Some(bytes) = planned_bytes(planned, &a, nbytes) else {
-                return Err(Error::new(
-                    ErrorCode::InvalidProgram,
-                    "planned tensor outside its buffer",
-                    i,
-                ));
-            };
-            // A mutable buffer's initial value (`data_buffer_idx` > 0) was
-            // copied into these bytes at load (`Method::reset_state`).
-            Ok(bytes)
-        }
-        None => match t.data_buffer_idx()? {
-            0 => Err(Error::new(ErrorCode::InvalidState, "tensor has no data", i)),
-            idx => meta.constant_data(idx, nbytes),
-        },
+    match place(&meta.file(), t, nbytes, i)? {
+        // A mutable buffer's initial value (`data_buffer_idx` > 0) was
+        // copied into these bytes at load (`Method::reset_state`).
+        Loc::Planned { memory, offset } => planned
+            .get(memory)
+            .and_then(|buf| buf.get(offset..offset.checked_add(nbytes)?))
+            .ok_or(Error::new(
+                ErrorCode::InvalidProgram,
+                "planned tensor outside its buffer",
+                i,
+            )),
+        Loc::Constant(d) => Ok(d),
     }
 }
 
-/// Value `v` of the method's value table, decoded: one copy of the lookup
-/// for outputs, inputs, moves, conditions and the state walk.
-#[inline(never)]
-pub(crate) fn value_of<'a>(values: &Vector<'a, EValue<'a>>, v: usize) -> Result<Value<'a>> {
-    values.get(v)?.value()
-}
-
-/// The `nbytes` a planned tensor placed at `a` occupies (memory id `n` is
-/// planned buffer `n - 1`); `None` when they do not lie inside one, or `a`
-/// cannot be read (both are `InvalidProgram` to every caller). Inlined
-/// into `tensor_data`, its one caller (out of line: 36 B more).
-pub(super) fn planned_bytes<'p>(
-    planned: &'p [&mut [u8]],
-    a: &AllocationDetails<'_>,
-    nbytes: usize,
-) -> Option<&'p [u8]> {
-    let buf = planned.get((a.memory_id().ok()? as usize).checked_sub(1)?)?;
-    let off = a.memory_offset_usize().ok()?;
-    buf.get(off..off.checked_add(nbytes)?)
-}
-
-/// `planned_bytes`'s reads, on the mutable buffers (an unreadable
-/// allocation is InvalidProgram to every caller).
+/// The `n` bytes a planned tensor placed at `a` occupies, writable (an
+/// unreadable allocation is InvalidProgram to every caller).
 pub(super) fn planned_mut<'p>(
     planned: &'p mut [&mut [u8]],
     a: &AllocationDetails<'_>,
     n: usize,
 ) -> Option<&'p mut [u8]> {
-    let buf = planned.get_mut((a.memory_id().ok()? as usize).checked_sub(1)?)?;
-    let off = a.memory_offset_usize().ok()?;
-    buf.get_mut(off..)?.get_mut(..n)
+    let (memory, off) = planned_at(a)?;
+    planned.get_mut(memory)?.get_mut(off..)?.get_mut(..n)
 }
 
 /// Copies every mutable buffer's initial value from the program into its
@@ -196,58 +170,4 @@ pub(super) fn init_mutable(
 
 pub(super) fn alloc_failed(what: &'static str, shortfall: usize) -> Error {
     Error::new(ErrorCode::MemoryAllocationFailed, what, shortfall as u32)
-}
-
-/// Checks a kernel call's argument count and kinds against the kernel's schema.
-pub(crate) fn check_schema(
-    values: &Vector<'_, EValue<'_>>,
-    args: Vector<'_, i32>,
-    schema: &[crate::ArgKind],
-    index: usize,
-) -> Result<()> {
-    let mismatch = Error::new(
-        ErrorCode::InvalidProgram,
-        "kernel call does not match the operator schema (at = instruction)",
-        index as u32,
-    );
-    if args.len() != schema.len() {
-        etch_log!(
-            error,
-            "instruction {}: {} arguments, schema has {}",
-            index,
-            args.len(),
-            schema.len()
-        );
-        return Err(mismatch);
-    }
-    for (a, kind) in args.iter().zip(schema) {
-        let v = usize::try_from(a?).map_err(|_| mismatch)?;
-        // Decoded by the out-of-line `value_of` (load decoded every value
-        // before this walk, so it fails as the tag read would: only for an
-        // index out of range); its variant is its kind.
-        let actual = match value_of(values, v)? {
-            Value::Null => ValueKind::Null,
-            Value::Int(_) => ValueKind::Int,
-            Value::Bool(_) => ValueKind::Bool,
-            Value::Double(_) => ValueKind::Double,
-            Value::Tensor(_) => ValueKind::Tensor,
-            Value::String(_) => ValueKind::String,
-            Value::IntList(_) => ValueKind::IntList,
-            Value::DoubleList(_) => ValueKind::DoubleList,
-            Value::BoolList(_) => ValueKind::BoolList,
-            Value::TensorList(_) => ValueKind::TensorList,
-            Value::OptionalTensorList(_) => ValueKind::OptionalTensorList,
-        };
-        if !kind.accepts(actual) {
-            etch_log!(
-                error,
-                "instruction {}: argument of kind {} where {:?} expected",
-                index,
-                actual.name(),
-                kind
-            );
-            return Err(mismatch);
-        }
-    }
-    Ok(())
 }

@@ -8,13 +8,13 @@ use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
 use crate::meta::{MethodMeta, TensorInfo};
 use crate::registry::Kernel;
-use crate::state::{facts, Cursor, Layout, State, END, UNSET};
+use crate::state::{instruction, Cursor, Layout, State, END, UNSET};
 use crate::tensor::TensorView;
+use crate::values::value_of;
 mod checks;
 mod observer;
 
 use checks::*;
-pub(crate) use checks::{check_schema, value_of};
 pub use observer::{ExecutionObserver, InstructionValues, NoObserver};
 
 use crate::{
@@ -444,7 +444,7 @@ impl<'a, 'm> Method<'a, 'm> {
                     }
                 }
                 None => {
-                    let f = facts(&self.meta.plan, None, index, &mut at)?;
+                    let f = instruction(&self.meta.plan, index, &mut at)?;
                     if f.op == END {
                         break;
                     }

@@ -33,6 +33,9 @@
 //! trailing text, a duplicate name) is a compile error for `op!` and
 //! `InvalidArgument` at run time.
 
+use etch_pte::schema::EValue;
+use etch_pte::{Value, ValueKind, Vector};
+
 use crate::{ArgKind, Error, ErrorCode, Result};
 
 /// `?` for `Option` in a `const fn`.
@@ -686,6 +689,60 @@ macro_rules! op {
             scratch: $scratch,
         }
     }};
+}
+
+/// Checks a kernel call's argument count and kinds against the kernel's schema.
+pub(crate) fn check_schema(
+    values: &Vector<'_, EValue<'_>>,
+    args: Vector<'_, i32>,
+    schema: &[ArgKind],
+    index: usize,
+) -> Result<()> {
+    let mismatch = Error::new(
+        ErrorCode::InvalidProgram,
+        "kernel call does not match the operator schema (at = instruction)",
+        index as u32,
+    );
+    if args.len() != schema.len() {
+        etch_log!(
+            error,
+            "instruction {}: {} arguments, schema has {}",
+            index,
+            args.len(),
+            schema.len()
+        );
+        return Err(mismatch);
+    }
+    for (a, kind) in args.iter().zip(schema) {
+        let v = usize::try_from(a?).map_err(|_| mismatch)?;
+        // Decoded by the out-of-line `value_of` (load decoded every value
+        // before this walk, so it fails as the tag read would: only for an
+        // index out of range); its variant is its kind.
+        let actual = match crate::values::value_of(values, v)? {
+            Value::Null => ValueKind::Null,
+            Value::Int(_) => ValueKind::Int,
+            Value::Bool(_) => ValueKind::Bool,
+            Value::Double(_) => ValueKind::Double,
+            Value::Tensor(_) => ValueKind::Tensor,
+            Value::String(_) => ValueKind::String,
+            Value::IntList(_) => ValueKind::IntList,
+            Value::DoubleList(_) => ValueKind::DoubleList,
+            Value::BoolList(_) => ValueKind::BoolList,
+            Value::TensorList(_) => ValueKind::TensorList,
+            Value::OptionalTensorList(_) => ValueKind::OptionalTensorList,
+        };
+        if !kind.accepts(actual) {
+            etch_log!(
+                error,
+                "instruction {}: argument of kind {} where {:?} expected",
+                index,
+                actual.name(),
+                kind
+            );
+            return Err(mismatch);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -110,17 +110,48 @@ pub(crate) struct Cursor {
 }
 
 /// The facts of instruction `i` (numbered across chains), its kernel looked
-/// up in `kernels`; `op` is [`END`] past the last instruction. Out of line:
-/// the walk calls it once per instruction and again when looking back for
-/// duplicates, and `Method::execute` once per instruction it runs.
-///
-/// With `kernels` `None` (`Method::execute`), only the instruction is
-/// decoded (`instr`, and the chain in `at`): no operator, kernel or written
-/// value is looked up. Every read it then makes, the walk at load made for
-/// the same instruction (`Layout::of` calls it for every instruction of the
-/// plan, in order), so for a loaded method it cannot fail.
-#[inline(never)]
+/// up in `kernels`; `op` is [`END`] past the last instruction. The walk at
+/// load (`Layout::of`) calls it for every instruction of the plan, in order.
+#[inline(always)]
 pub(crate) fn facts<'a>(
+    plan: &ExecutionPlan<'a>,
+    kernels: &[Kernel],
+    i: usize,
+    at: &mut Cursor,
+) -> Result<Facts<'a>> {
+    decode(plan, Some(kernels), i, at)
+}
+
+/// [`facts`] without the kernel: `op` and the written value, `kernel`
+/// [`NONE`] (the look back for duplicates, [`earlier`]).
+#[inline(always)]
+fn facts_without_kernel<'a>(
+    plan: &ExecutionPlan<'a>,
+    i: usize,
+    at: &mut Cursor,
+) -> Result<Facts<'a>> {
+    decode(plan, Some(&[]), i, at)
+}
+
+/// Only instruction `i` itself (`instr`, and its chain in `at`), for
+/// `Method::execute`: no operator, kernel or written value is looked up.
+/// Every read it makes, the walk at load made for the same instruction, so
+/// for a loaded method it cannot fail.
+#[inline(always)]
+pub(crate) fn instruction<'a>(
+    plan: &ExecutionPlan<'a>,
+    i: usize,
+    at: &mut Cursor,
+) -> Result<Facts<'a>> {
+    decode(plan, None, i, at)
+}
+
+/// The work of [`facts`] (`Some(kernels)`), [`facts_without_kernel`]
+/// (`Some(&[])`) and [`instruction`] (`None`). Out of line: the walk calls
+/// it once per instruction and again when looking back for duplicates, and
+/// `Method::execute` once per instruction it runs.
+#[inline(never)]
+fn decode<'a>(
     plan: &ExecutionPlan<'a>,
     kernels: Option<&[Kernel]>,
     i: usize,
@@ -170,7 +201,7 @@ pub(crate) fn facts<'a>(
         if f.target != NONE {
             // Through `value_of`, the executor's one out-of-line lookup (inlined
             // here, the element read was 52 B more).
-            match crate::method::value_of(&plan.values()?, f.target)? {
+            match crate::values::value_of(&plan.values()?, f.target)? {
                 Value::Int(i) => f.payload = i as u64,
                 Value::Double(d) => f.payload = d.to_bits(),
                 Value::Bool(b) => f.payload = b as u64,
@@ -211,7 +242,7 @@ fn earlier(plan: &ExecutionPlan<'_>, i: usize, op: usize, target: usize) -> Resu
     let mut at = Cursor::default();
     let mut seen = 0;
     for j in 0..i {
-        let f = facts(plan, Some(&[]), j, &mut at)?;
+        let f = facts_without_kernel(plan, j, &mut at)?;
         seen |= (f.op == op) as usize | ((f.target == target) as usize) << 1;
     }
     Ok(seen)
@@ -266,7 +297,7 @@ impl Layout {
                     i as u32,
                 ));
             }
-            let f = facts(plan, Some(kernels), i, &mut at)?;
+            let f = facts(plan, kernels, i, &mut at)?;
             if f.op == END {
                 break;
             }
@@ -277,7 +308,7 @@ impl Layout {
                 layout.scratch = layout.scratch.max(bytes);
                 if let InstructionArgs::KernelCall { op_index, args } = f.instr {
                     if let Some(fill) = fill.as_mut() {
-                        crate::method::check_schema(&values, args, kernel.args, i)?;
+                        crate::signature::check_schema(&values, args, kernel.args, i)?;
                         fill.set_kernel(i, f.kernel as u16);
                     }
                     #[cfg(feature = "decoded-calls")]
@@ -334,7 +365,7 @@ impl Layout {
         // which start at the serialized ones (the bounds).
         #[cfg(feature = "dynamic")]
         for v in 0..values.len() {
-            if let Value::Tensor(t) = crate::method::value_of(&values, v)? {
+            if let Value::Tensor(t) = crate::values::value_of(&values, v)? {
                 let n = crate::dims::entry_bytes(&t, v)?;
                 if n > 0 {
                     if let Some(buf) = fill.as_mut().and_then(|f| f.dims.get_mut(layout.dims..)) {
@@ -530,7 +561,7 @@ impl<'m> State<'m> {
         let mut next = n;
         let mut at = Cursor::default();
         for i in 0..n {
-            let f = facts(&plan, None, i, &mut at)?;
+            let f = instruction(&plan, i, &mut at)?;
             let InstructionArgs::KernelCall { op_index, args } = f.instr else {
                 continue;
             };
