@@ -22,27 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+#define CHECK_CTX ctx
+#include "check.h"
+
 static const char *ctx = "";
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (cond) {                                                       \
-      passed++;                                                       \
-    } else {                                                          \
-      failed++;                                                       \
-      printf("FAIL %s:%d [%s]: %s: ", __FILE__, __LINE__, ctx, #cond); \
-      printf(__VA_ARGS__);                                            \
-      printf("\n");                                                   \
-    }                                                                 \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                                          \
-  do {                                                                                    \
-    etch_status_t got_ = (expr);                                                          \
-    CHECK(got_ == (etch_status_t)(want), "got 0x%02x %s, want 0x%02x %s", (unsigned)got_, \
-          etch_status_str(got_), (unsigned)(want), etch_status_str(want));                \
-  } while (0)
 
 /* A refusal with its argument: status and the recorded `at`. */
 #define CHECK_REFUSED(m, expr, arg)                                                  \

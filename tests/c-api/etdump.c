@@ -21,30 +21,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
+
 #ifndef ETDUMP_GOLDEN_DIR
 #error "ETDUMP_GOLDEN_DIR: directory of the golden ETDump files"
 #endif
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (cond) {                                              \
-      passed++;                                              \
-    } else {                                                 \
-      failed++;                                              \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                   \
-      printf("\n");                                          \
-    }                                                        \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                                              \
-  do {                                                                                        \
-    etch_status_t got_ = (expr);                                                              \
-    CHECK(got_ == (etch_status_t)(want), "got 0x%02x %s, want 0x%02x %s", (unsigned)got_,     \
-          etch_status_str(got_), (unsigned)(want), etch_status_str(want));                    \
-  } while (0)
 
 #define NAME "dscnn_cm_m33_int8io"
 

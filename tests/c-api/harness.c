@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#define CHECK_CTX ctx
+#include "check.h"
+
 #ifndef EXPECT_KERNELS
 #error "EXPECT_KERNELS: number of kernels the library was built with"
 #endif
@@ -29,28 +32,6 @@
 #ifndef EXPECT_CAPACITY
 #define EXPECT_CAPACITY EXPECT_KERNELS
 #endif
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    if (cond) {                                           \
-      passed++;                                           \
-    } else {                                              \
-      failed++;                                           \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                \
-      printf("\n");                                       \
-    }                                                     \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                              \
-  do {                                                                        \
-    etch_status_t got_ = (expr);                                              \
-    CHECK(got_ == (etch_status_t)(want), "%s: got 0x%02x %s, want 0x%02x %s", \
-          ctx, (unsigned)got_, etch_status_str(got_), (unsigned)(want),       \
-          etch_status_str(want));                                             \
-  } while (0)
 
 /* ---- the platform's log hook (the Zephyr glue forwards to LOG_*) ---- */
 static int log_calls;

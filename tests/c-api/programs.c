@@ -26,27 +26,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed;
+#define CHECK_CTX ctx
+#include "check.h"
+
 static char ctx[128];
-
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (cond) {                                                 \
-      passed++;                                                 \
-    } else {                                                    \
-      failed++;                                                 \
-      printf("FAIL %s:%d [%s]: %s: ", __FILE__, __LINE__, ctx, #cond); \
-      printf(__VA_ARGS__);                                      \
-      printf("\n");                                             \
-    }                                                           \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                                          \
-  do {                                                                                    \
-    etch_status_t got_ = (expr);                                                          \
-    CHECK(got_ == (etch_status_t)(want), "got 0x%02x %s, want 0x%02x %s", (unsigned)got_, \
-          etch_status_str(got_), (unsigned)(want), etch_status_str(want));                \
-  } while (0)
 
 /* A refusal: the status, and the `at` etch_method_error reports. */
 #define CHECK_REFUSED(m, expr, want, want_at)                                          \
