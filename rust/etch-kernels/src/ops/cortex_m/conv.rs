@@ -72,6 +72,22 @@ impl ConvArgPos {
 const CONV_ARGS: ConvArgPos = ConvArgPos::of(QUANTIZED_CONV2D, false);
 const DEPTHWISE_ARGS: ConvArgPos = ConvArgPos::of(QUANTIZED_DEPTHWISE_CONV2D, true);
 
+// Depthwise's schema is conv's with `depth_multiplier` inserted before
+// `input_offset`: each argument before it is at conv's position, each one
+// after it one further. The adapter reads conv's positions plus
+// `depthwise as usize` past the insertion (what the bare numbers `8 + d`
+// compiled to: one add, no choice between two immediates per argument).
+const _: () = {
+    let (c, dw) = (CONV_ARGS, DEPTHWISE_ARGS);
+    assert!(dw.ins[0] == c.ins[0] && dw.ins[1] == c.ins[1] && dw.ins[2] == c.ins[2]);
+    assert!(dw.stride == c.stride && dw.padding == c.padding && dw.dilation == c.dilation);
+    assert!(dw.depth_multiplier == c.input_offset);
+    assert!(dw.input_offset == c.input_offset + 1 && dw.output_offset == c.output_offset + 1);
+    assert!(dw.activation_min == c.activation_min + 1);
+    assert!(dw.activation_max == c.activation_max + 1);
+    assert!(dw.ins[3] == c.ins[3] + 1 && dw.ins[4] == c.ins[4] + 1 && dw.out == c.out + 1);
+};
+
 /// The window's tensor sizes from the views' shapes (each tensor is
 /// resolved once, by `io`).
 #[inline(always)]
@@ -166,6 +182,18 @@ pub(crate) fn into_i8<'d>(out: &mut TensorViewMut<'d>) -> Result<&'d mut [i8]> {
     bytemuck::try_cast_slice_mut(core::mem::take(&mut out.data)).map_err(|_| bad("int8 output"))
 }
 
+/// Reads the quantization shared by conv and depthwise conv: at conv's
+/// positions plus `d` (1 for depthwise, past `depth_multiplier`).
+fn conv_quant(ctx: &KernelContext<'_, '_>, d: usize) -> Result<ConvQuant> {
+    let c = CONV_ARGS;
+    Ok(ConvQuant {
+        input_offset: i32_arg(ctx, c.input_offset + d)?,
+        output_offset: i32_arg(ctx, c.output_offset + d)?,
+        act_min: i32_arg(ctx, c.activation_min + d)?,
+        act_max: i32_arg(ctx, c.activation_max + d)?,
+    })
+}
+
 /// Reads both convolutions' arguments, inlined into their one adapter
 /// ([`quantized_conv`]); the kernel call ([`run_conv`]) is out of line, so
 /// the views `io` returns and the kernels' locals never share one stack
@@ -176,10 +204,10 @@ fn conv_args<'c>(
     layout: Layout,
     depthwise: bool,
 ) -> Result<ConvArgs<'c>> {
-    // Each position an immediate chosen by `depthwise` (a `ConvArgPos`
-    // chosen whole would be read from a table in .rodata).
-    let (c, dw) = (CONV_ARGS, DEPTHWISE_ARGS);
-    let at = |c: usize, dw: usize| if depthwise { dw } else { c };
+    // Conv's positions, one further past `depth_multiplier` for depthwise
+    // (checked at compile time above).
+    let c = CONV_ARGS;
+    let d = usize::from(depthwise);
     // Filled in place (the tensors' fields once `io` has resolved them): no
     // second copy of the scalars beside the views on the stack.
     let mut a = ConvArgs {
@@ -187,18 +215,14 @@ fn conv_args<'c>(
             input: Nhwc::ZERO,
             output: Nhwc::ZERO,
             kernel: (0, 0),
-            stride: pair(ctx, at(c.stride, dw.stride))?,
-            padding: pair(ctx, at(c.padding, dw.padding))?,
-            dilation: pair(ctx, at(c.dilation, dw.dilation))?,
+            stride: pair(ctx, c.stride)?,
+            padding: pair(ctx, c.padding)?,
+            dilation: pair(ctx, c.dilation)?,
         },
-        q: ConvQuant {
-            input_offset: i32_arg(ctx, at(c.input_offset, dw.input_offset))?,
-            output_offset: i32_arg(ctx, at(c.output_offset, dw.output_offset))?,
-            act_min: i32_arg(ctx, at(c.activation_min, dw.activation_min))?,
-            act_max: i32_arg(ctx, at(c.activation_max, dw.activation_max))?,
-        },
+        q: conv_quant(ctx, d)?,
         ch_mult: if depthwise {
-            usize::try_from(ctx.int(dw.depth_multiplier)?).map_err(|_| bad("depth_multiplier"))?
+            usize::try_from(ctx.int(DEPTHWISE_ARGS.depth_multiplier)?)
+                .map_err(|_| bad("depth_multiplier"))?
         } else {
             0
         },
@@ -215,9 +239,8 @@ fn conv_args<'c>(
     // Two lets, not a tuple: the tuple was built aside and copied (140 B).
     let mut ins = [None; 5];
     let mut outs = [TensorViewMut::empty()];
-    let i = |k: usize| at(c.ins[k], dw.ins[k]);
-    let ins_at = [i(0), i(1), i(2), i(3), i(4)];
-    ctx.io_into(ins_at, [at(c.out, dw.out)], &mut ins, &mut outs)?;
+    let ins_at = [c.ins[0], c.ins[1], c.ins[2], c.ins[3] + d, c.ins[4] + d];
+    ctx.io_into(ins_at, [c.out + d], &mut ins, &mut outs)?;
     let ([x, w, bias, mult, shift], [out]) = (&ins, &mut outs);
     let (Some(x), Some(w), Some(mult), Some(shift)) = (x, w, mult, shift) else {
         return Err(bad("required tensor argument is None"));
