@@ -76,13 +76,16 @@ pub fn load_method<'a, 'm>(
         }
         if e.code == etch_runtime::ErrorCode::OperatorMissing {
             let mut names = Vec::new();
-            let _ = meta.for_each_missing_operator(etch_kernels::KERNELS, |n, o| {
-                names.push(if o.is_empty() {
-                    n.to_string()
-                } else {
-                    format!("{n}.{o}")
-                })
-            });
+            // One pass over the instructions: scratch for every operator.
+            let mut used = vec![0u8; meta.missing_operator_scratch_bytes().unwrap_or(0).max(1)];
+            let _ =
+                meta.for_each_missing_operator_with(etch_kernels::KERNELS, &mut used, |n, o| {
+                    names.push(if o.is_empty() {
+                        n.to_string()
+                    } else {
+                        format!("{n}.{o}")
+                    })
+                });
             msg = format!("{msg}; missing: {}", names.join(", "));
         }
         msg

@@ -126,8 +126,8 @@ pub struct Timed {
     pub load: std::time::Duration,
     /// One execute (zero if load failed).
     pub execute: std::time::Duration,
-    /// `MethodMeta::for_each_missing_operator` (what `log` builds and
-    /// `etch run` call on `OperatorMissing`).
+    /// `MethodMeta::for_each_missing_operator_with` and a scratch of one bit
+    /// per operator (what `etch run` calls on `OperatorMissing`).
     pub missing: std::time::Duration,
 }
 
@@ -156,7 +156,9 @@ pub fn load_execute_timed(file: &[u8], verification: etch_runtime::Verification)
         t.load = start.elapsed();
         let s = Instant::now();
         let mut names = 0usize;
-        meta.for_each_missing_operator(etch_kernels::KERNELS, |_, _| names += 1)
+        let scratch = meta.missing_operator_scratch_bytes().map_err(|e| e.code)?;
+        let mut used = vec![0u8; scratch.max(1)];
+        meta.for_each_missing_operator_with(etch_kernels::KERNELS, &mut used, |_, _| names += 1)
             .map_err(|e| e.code)?;
         t.missing = s.elapsed();
         let mut method = loaded.map_err(|e| e.code)?;

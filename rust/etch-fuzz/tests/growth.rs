@@ -40,8 +40,8 @@ fn hostile_families_give_exact_outcomes_in_bounded_time() {
                 assert_eq!(got.outcome, want, "{shape:?} {v:?}");
                 assert!(took < Duration::from_secs(10), "{shape:?} {v:?}: {took:?}");
             }
-            // The state each needs, exactly: 2 B per instruction, 12 B per
-            // run-time written value.
+            // The state each needs, exactly: 2 B per instruction, 13 B per
+            // run-time written value (index, payload and kind: 13 B).
             let data = etch_fuzz::Aligned::from_bytes(&file);
             let program =
                 Program::from_bytes(data.bytes(), Verification::InternalConsistency).unwrap();
@@ -49,12 +49,12 @@ fn hostile_families_give_exact_outcomes_in_bounded_time() {
             let kernels = etch_kernels::KERNELS;
             let state = meta.method_state_bytes(kernels).unwrap();
             match shape {
-                Shape::Values(n) => assert_eq!(state, 2 * n + 12 * n, "{shape:?}"),
+                Shape::Values(n) => assert_eq!(state, 2 * n + 13 * n, "{shape:?}"),
                 Shape::Chains(n) | Shape::Instructions(n) => {
                     assert_eq!(meta.num_instructions().unwrap(), n);
                     // One slot for v1 while the look-back budget lasts,
                     // then spare ones: between 1 and n.
-                    let slots = (state - 2 * n) / 12;
+                    let slots = (state - 2 * n) / 13;
                     assert!((1..=n).contains(&slots), "{shape:?}: {slots} slots");
                 }
                 Shape::Operators(n) => {
@@ -96,4 +96,34 @@ fn missing_operators_past_one_window_are_each_named_once() {
     assert_eq!(missing, n);
     let want: Vec<String> = (0..n).map(|k| format!("test::gone{k}")).collect();
     assert_eq!(names, want);
+}
+
+/// The caller's scratch decides the window: one bit per operator (one pass),
+/// a 1-byte scratch (windows of 8 operators) and the stack window all name
+/// the same operators in the same order; an empty scratch is refused.
+#[test]
+fn missing_operators_with_scratch_name_the_same_in_one_pass() {
+    let n = 2_500;
+    let file = build(Shape::Operators(n));
+    let data = etch_fuzz::Aligned::from_bytes(&file);
+    let program = Program::from_bytes(data.bytes(), Verification::InternalConsistency).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let bytes = meta.missing_operator_scratch_bytes().unwrap();
+    assert_eq!(bytes, n.div_ceil(8));
+    let want: Vec<String> = (0..n).map(|k| format!("test::gone{k}")).collect();
+    for len in [bytes, 1] {
+        let mut scratch = vec![0xffu8; len];
+        let mut names = Vec::new();
+        let missing = meta
+            .for_each_missing_operator_with(etch_kernels::KERNELS, &mut scratch, |name, _| {
+                names.push(name.to_string())
+            })
+            .unwrap();
+        assert_eq!(missing, n, "scratch of {len} B");
+        assert_eq!(names, want, "scratch of {len} B");
+    }
+    let err = meta
+        .for_each_missing_operator_with(etch_kernels::KERNELS, &mut [], |_, _| {})
+        .unwrap_err();
+    assert_eq!(err.code, etch_runtime::ErrorCode::InvalidArgument);
 }

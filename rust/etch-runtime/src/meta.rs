@@ -167,29 +167,61 @@ impl<'a> MethodMeta<'a> {
 
     /// Calls `f(name, overload)` for each operator the method calls that
     /// `kernels` lacks: what `Method::load` would report as `OperatorMissing`.
-    /// Returns how many are missing.
+    /// Returns how many are missing. Uses 128 B of stack: one pass over the
+    /// instructions per 1,024 operators of the program (see
+    /// [`MethodMeta::for_each_missing_operator_with`] for one pass in all).
     pub fn for_each_missing_operator<F: FnMut(&'a str, &'a str)>(
         &self,
         kernels: &[Kernel],
         mut f: F,
     ) -> Result<usize> {
-        self.missing_operators(kernels, &mut f)
+        let mut used = [0u8; 128];
+        self.missing_operators(kernels, &mut used, &mut f)
+    }
+
+    /// [`MethodMeta::for_each_missing_operator`] with the caller's scratch
+    /// for the "is it called" bits, one bit per operator: with
+    /// `operators / 8` bytes or more (rounded up) the instructions are read
+    /// once, so the time is linear in the file however many operators it
+    /// names (what host tools do). An empty `scratch` is
+    /// `InvalidArgument`.
+    pub fn for_each_missing_operator_with<F: FnMut(&'a str, &'a str)>(
+        &self,
+        kernels: &[Kernel],
+        scratch: &mut [u8],
+        mut f: F,
+    ) -> Result<usize> {
+        self.missing_operators(kernels, scratch, &mut f)
+    }
+
+    /// How many scratch bytes [`MethodMeta::for_each_missing_operator_with`]
+    /// needs for a single pass: one bit per operator of the program.
+    pub fn missing_operator_scratch_bytes(&self) -> Result<usize> {
+        Ok(self.plan.operators()?.len().div_ceil(8))
     }
 
     // One copy of the walk, whatever the callback.
     //
-    // Which operators are called is marked in a bitset of `WINDOW`
-    // operators on the stack, one pass over the instructions per window:
-    // linear in the file up to `WINDOW` operators (asking each operator
+    // Which operators are called is marked in a bitset of `used.len() * 8`
+    // operators (a window), one pass over the instructions per window:
+    // linear in the file up to one window of operators (asking each operator
     // "is it called?" with its own pass was O(operators x instructions):
     // 9.4 s for a 1 MB file of 11,034 missing operators).
     #[inline(never)]
     fn missing_operators(
         &self,
         kernels: &[Kernel],
+        used: &mut [u8],
         f: &mut dyn FnMut(&'a str, &'a str),
     ) -> Result<usize> {
-        const WINDOW: usize = 1024;
+        let window = used.len().saturating_mul(8);
+        if window == 0 {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "missing operators: empty scratch",
+                0,
+            ));
+        }
         let operators = self.plan.operators()?;
         // As `Layout::of`: more instructions than program words come only
         // from chains sharing instruction vectors.
@@ -197,8 +229,8 @@ impl<'a> MethodMeta<'a> {
         let mut missing = 0;
         let mut start = 0;
         while start < operators.len() {
-            let len = (operators.len() - start).min(WINDOW);
-            let mut used = [0u8; WINDOW / 8];
+            let len = (operators.len() - start).min(window);
+            used.fill(0);
             let mut seen = 0usize;
             for chain in self.plan.chains()?.iter() {
                 for instr in chain?.instructions()?.iter() {
