@@ -662,7 +662,10 @@ mod tests {
         let b = &mut bytes_of(&mut s)[..TWO.len()];
         b.copy_from_slice(TWO);
         let mut renamed = 0;
-        for (from, to) in [(&b"aten::addmm"[..], &b"aten::addXm"[..]), (b"aten::sigmoid", b"aten::sigXoid")] {
+        for (from, to) in [
+            (&b"aten::addmm"[..], &b"aten::addXm"[..]),
+            (b"aten::sigmoid", b"aten::sigXoid"),
+        ] {
             while let Some(at) = b.windows(from.len()).position(|w| w == from) {
                 b[at..at + to.len()].copy_from_slice(to);
                 renamed += 1;
@@ -685,10 +688,21 @@ mod tests {
             )
         };
         assert_eq!(st, ETCH_OK);
-        assert_eq!(n, 2);
-        let mut names = seen.0.clone();
+        // With every kernel linked only the two renamed operators are
+        // missing; a reduced build (tools/ci/c-api.sh's) lacks others too,
+        // each named once as well.
+        assert_eq!(n, seen.0.len());
+        let mut once = seen.0.clone();
+        once.sort();
+        once.dedup();
+        assert_eq!(once.len(), seen.0.len(), "named once: {:?}", seen.0);
+        let mut names: Vec<_> = seen.0.iter().filter(|n| n.contains('X')).cloned().collect();
         names.sort();
-        let first = if names[0].starts_with("decode") { "decode" } else { "encode" };
+        let first = if names[0].starts_with("decode") {
+            "decode"
+        } else {
+            "encode"
+        };
         assert_eq!(
             names,
             [
