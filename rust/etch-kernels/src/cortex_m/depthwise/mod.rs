@@ -55,6 +55,7 @@ macro_rules! depthwise_blocks_from {
 mod dsp;
 mod mve;
 mod packed;
+mod pairs;
 mod scalar;
 mod single;
 #[cfg(test)]
@@ -150,6 +151,11 @@ pub(crate) fn depthwise_with<M: DepthwiseMac>(
         return Ok(());
     }
     let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
+    if ch_mult == 1 {
+        if let Some(done) = M::separate_mult1_layer(&ops, output, scratch) {
+            return done;
+        }
+    }
     depthwise::<M>(&ops, ch_mult, output, scratch)
 }
 
@@ -170,6 +176,17 @@ pub(crate) trait DepthwiseMac: ConvMac {
     /// this call (scratch: the kernel's), or `None` for the loops below.
     #[inline(always)]
     fn mult1_layer(
+        _ops: &ConvOperands<'_>,
+        _output: &mut [i8],
+        _scratch: &mut [u64],
+    ) -> Option<KernelResult> {
+        None
+    }
+    /// Like [`DepthwiseMac::mult1_layer`], but tried before [`depthwise`]
+    /// is entered, so that its stack frame does not add to the loops' (DSP
+    /// builds keep [`depthwise`] out of line for it).
+    #[inline(always)]
+    fn separate_mult1_layer(
         _ops: &ConvOperands<'_>,
         _output: &mut [i8],
         _scratch: &mut [u64],
@@ -257,6 +274,7 @@ pub(crate) trait DepthwiseMac: ConvMac {
 /// The bounds both `asm!` versions of [`DepthwiseMac::dw_row`] rely on, checked once
 /// per row: `n ≥ 1` tap runs of at least `4·blocks` bytes, `2n·blocks`
 /// weight words and `4·blocks` accumulators in and out. Returns `n`.
+#[cfg_attr(not(all(target_arch = "arm", feature = "dsp")), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn dw_row_bounds(
     taps: &Taps<'_>,
@@ -292,8 +310,8 @@ pub(super) fn chunk_consts(
     bias: Option<&[i32]>,
     mult: &[i32],
     shift: &[i32],
-    full: &mut [i32; CHUNK],
-    req: &mut [Rq; CHUNK],
+    full: &mut [i32],
+    req: &mut [Rq],
 ) -> KernelResult {
     for j in 0..cn {
         let c = c0 + j;
@@ -318,6 +336,7 @@ pub(super) fn chunk_consts(
 /// `arm_depthwise_conv_s8`: per output pixel, blocks of four channels in
 /// registers over the in-bounds taps (channel-contiguous NHWC inputs and
 /// IHWO weights).
+#[cfg_attr(all(feature = "dsp", not(feature = "mve")), inline(never))]
 pub(crate) fn depthwise<M: DepthwiseMac>(
     ops: &ConvOperands<'_>,
     ch_mult: usize,

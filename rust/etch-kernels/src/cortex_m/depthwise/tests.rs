@@ -462,3 +462,195 @@ fn mve_single_channel_matches_reference() {
         }
     }
 }
+
+/// The `SMLAD` 3×3 layer (`pairs.rs`) against the reference: DS-CNN's
+/// depthwise shape, VWW-like strided rows, random sizes, strides 1 and 2,
+/// padding 0 to 2, batches of two, zero points at the int8 edges, right
+/// shifts 2 to 23 (the fast channels it takes); a scratch of less than four
+/// channels' worth and a channel it does not take return `None` without
+/// writing.
+#[test]
+fn pairs_3x3_matches_reference() {
+    let mut r = Rng(0x3a3a);
+    let mut shapes = vec![
+        geometry((25, 5, 64), 64, (3, 3), (1, 1), (1, 1)),
+        geometry((12, 12, 8), 8, (3, 3), (2, 2), (1, 1)),
+        geometry((5, 7, 4), 4, (3, 3), (1, 2), (0, 1)),
+    ];
+    for _ in 0..if cfg!(miri) { 2 } else { 40 } {
+        let c = 4 * r.range(1, 5) as usize;
+        let (s, p) = (
+            (r.range(1, 2) as usize, r.range(1, 2) as usize),
+            (r.range(0, 2) as usize, r.range(0, 2) as usize),
+        );
+        let (h, w) = (r.range(3, 9) as usize, r.range(3, 9) as usize);
+        let mut g = geometry((h, w, c), c, (3, 3), s, p);
+        if r.range(0, 3) == 0 {
+            g.input.n = 2;
+            g.output.n = 2;
+        }
+        shapes.push(g);
+    }
+    for (k, g) in shapes.iter().enumerate() {
+        let (i, o) = (g.input, g.output);
+        let zp_in = [-128, 127, 0, r.range(-128, 127)][k % 4] as i32;
+        let q = ConvQuant {
+            input_offset: -zp_in,
+            output_offset: [-128, 127, r.range(-128, 127) as i32][k % 3],
+            act_min: -128,
+            act_max: 127,
+        };
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(9 * o.c);
+        let mult: Vec<i32> = (0..o.c)
+            .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+            .collect();
+        let shift: Vec<i32> = (0..o.c).map(|_| r.range(-23, -2) as i32).collect();
+        let bias: Vec<i32> = (0..o.c)
+            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+            .collect();
+        let want = ref_conv(g, &q, Some(1), &x, &w, &bias, &mult, &shift);
+        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        let done = super::pairs::depthwise_pairs(&ops, &mut got, &mut scratch());
+        assert!(matches!(done, Some(Ok(()))), "{g:?} not taken");
+        assert_eq!(got, want, "{g:?} zp {zp_in}");
+        // The dispatch picks it for Dsp: the same outputs.
+        let mut via = vec![0i8; got.len()];
+        depthwise_with::<Dsp>(
+            g,
+            &q,
+            1,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut via,
+            &mut scratch(),
+        )
+        .unwrap();
+        assert_eq!(via, want, "{g:?} via Dsp");
+        // Too little scratch for four channels, or one slow channel
+        // (right shift 1): not taken, nothing written.
+        let mut none = vec![0i8; got.len()];
+        assert!(super::pairs::depthwise_pairs(&ops, &mut none, &mut scratch()[..8]).is_none());
+        let mut slow = shift.clone();
+        slow[o.c - 1] = -1;
+        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &slow);
+        assert!(super::pairs::depthwise_pairs(&ops, &mut none, &mut scratch()).is_none());
+        assert!(none.iter().all(|&v| v == 0));
+    }
+}
+
+/// `pairs.rs`'s `asm!` row loop transcribed instruction by instruction
+/// (the `ctx` words, the post-incremented pair and weight pointers, the
+/// advance of `4·s − 48` bytes after a pixel, the next block's pointers,
+/// and the requantization as `AND`/`ORR`/`ADD asr #31`/`SMLAL`/`ASR`/`SSAT
+/// #8` on the `req` words) against the portable loop, on random words and
+/// accumulators.
+#[test]
+fn pairs_row_asm_transcription_matches_portable() {
+    use super::super::isa::dsp::smlad;
+    use super::super::requant::{Requant, Rq};
+    use super::pairs::{pairs_row, Rows};
+    let mut r = XorShift(0x0009_a125);
+    for _ in 0..if cfg!(miri) { 3 } else { 300 } {
+        let (n, blocks) = (1 + r.below(6), 1 + r.below(4));
+        let s = 4 * (1 + r.below(2));
+        let vstride = (n - 1) * s + 12 + 4 * r.below(3);
+        let step = 4 * blocks + 4 * r.below(3);
+        let rows = Rows {
+            n,
+            s,
+            step,
+            blocks,
+            vstride,
+        };
+        let len = (blocks - 1) * vstride + (n - 1) * s + 12;
+        let va: Vec<u32> = (0..len).map(|_| r.next() as u32).collect();
+        let vb: Vec<u32> = (0..len).map(|_| r.next() as u32).collect();
+        let w: Vec<u32> = (0..24 * blocks).map(|_| r.next() as u32).collect();
+        let full: Vec<i32> = (0..4 * blocks)
+            .map(|_| r.next() as i32 >> r.below(20))
+            .collect();
+        let req: Vec<Rq> = (0..4 * blocks)
+            .map(|_| {
+                let m = (1 << 30) + (r.next() as i32 & 0x3fff_ffff);
+                let sh = -2 - r.below(21) as i32;
+                Requant::new(m, sh).to_words(r.below(256) as i32 - 128)
+            })
+            .collect();
+        let mut want = vec![0i8; (n - 1) * step + 4 * blocks];
+        pairs_row(&va, &vb, &w, &full, &req, &mut want, &rows).unwrap();
+        // Word k of req entry e (ldr/ldrd at e·16 + 4k).
+        let rw = |e: usize, k: usize| (req[e][k / 2] >> (32 * (k % 2))) as u32;
+        let mut got = vec![0i8; want.len()];
+        // ctx: byte positions (full, req, weights in words; out, pairs in
+        // bytes), pixels left, blocks left.
+        let adv = (4 * s as u32).wrapping_sub(48);
+        let (mut fullp, mut reqp, mut wbase) = (0usize, 0usize, 0usize);
+        let (mut outp, mut outbase) = (0usize, 0usize);
+        let (mut pa, mut pb) = (0u32, 0u32);
+        let (mut pa0, mut pb0) = (0u32, 0u32);
+        let (mut left, mut blocks_left) = (n, blocks);
+        loop {
+            let mut a = [
+                full[fullp],
+                full[fullp + 1],
+                full[fullp + 2],
+                full[fullp + 3],
+            ];
+            let mut pw = wbase;
+            for _ in 0..3 {
+                // pa, pa, pb, pb: lanes 0/1 then 2/3 of each row.
+                for (lanes, second) in [(0, false), (2, false), (0, true), (2, true)] {
+                    let (v, p) = if second {
+                        (&vb, &mut pb)
+                    } else {
+                        (&va, &mut pa)
+                    };
+                    let at = (*p / 4) as usize;
+                    let (v0, v1) = (v[at], v[at + 1]);
+                    *p += 8;
+                    let (w0, w1) = (w[pw], w[pw + 1]);
+                    pw += 2;
+                    a[lanes] = smlad(v0, w0, a[lanes]);
+                    a[lanes + 1] = smlad(v1, w1, a[lanes + 1]);
+                }
+            }
+            for (e, acc) in a.iter_mut().enumerate() {
+                let (mult, hi, rm1) = (rw(reqp + e, 0) as i32, rw(reqp + e, 1), rw(reqp + e, 2));
+                let lo = (*acc as u32 & 0x8000_0000) | 0x4000_0000;
+                let hi = hi.wrapping_add((*acc >> 31) as u32);
+                // SMLAL: (hi:lo) += acc·mult (signed 64-bit).
+                let sum = (((hi as u64) << 32 | lo as u64) as i64)
+                    .wrapping_add(*acc as i64 * mult as i64);
+                let h = (sum >> 32) as i32;
+                *acc = (h >> (rm1 & 0xff).min(31)).clamp(-128, 127);
+            }
+            for (l, v) in a.iter().enumerate() {
+                got[outp + l] = *v as i8;
+            }
+            outp += step;
+            pa = pa.wrapping_add(adv);
+            pb = pb.wrapping_add(adv);
+            left -= 1;
+            if left != 0 {
+                continue;
+            }
+            blocks_left -= 1;
+            if blocks_left == 0 {
+                break;
+            }
+            (fullp, reqp, wbase) = (fullp + 4, reqp + 4, wbase + 24);
+            left = n;
+            outbase += 4;
+            outp = outbase;
+            pa0 += 4 * vstride as u32;
+            pb0 += 4 * vstride as u32;
+            (pa, pb) = (pa0, pb0);
+        }
+        assert_eq!(got, want, "n {n} s {s} step {step} blocks {blocks}");
+    }
+}
