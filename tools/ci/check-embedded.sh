@@ -95,6 +95,23 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
     esac
   done
 done
+# The Helium kernels (Cortex-M55, every operator): their own target and CPU,
+# so the MVE-only code is held to the same rule.
+for features in "kernels,verify,mve" "kernels,verify,all-kernels,mve"; do
+  (cd "$probe" && RUSTFLAGS="-C target-cpu=cortex-m55" cargo build -q --release --target thumbv8m.main-none-eabihf \
+    --no-default-features --features "$features" --target-dir "$out/cargo-m55")
+  lib=$out/cargo-m55/thumbv8m.main-none-eabihf/release/libetch_embedded_probe.a
+  elf=$out/probe-thumbv8m.main-none-eabihf-${features//,/-}.elf
+  arm-none-eabi-ld --gc-sections -e probe_verify -u probe_state_bytes -u probe_core -u probe_run -o "$elf" "$lib"
+  bad=$(arm-none-eabi-nm -C "$elf" | grep -E "$FORBIDDEN_SYMBOLS" || true)
+  if [ -n "$bad" ]; then
+    echo "FAIL thumbv8m.main-none-eabihf cortex-m55 [$features]: formatting or panic symbols linked:"; echo "$bad" | head -20
+    status=1
+  else
+    echo "ok   thumbv8m.main-none-eabihf cortex-m55 [$features]: no core::fmt, no panic symbols; $(elf_sizes_text "$elf")"
+  fi
+done
+
 # Selective build: the DS-CNN selection links the DS-CNN kernels and nothing
 # of the operators it did not select.
 syms=$(arm-none-eabi-nm -C "$out/probe-thumbv7em-none-eabihf-kernels-verify.elf")
