@@ -209,7 +209,8 @@ pub(crate) fn fc_input_offset(
     Some((|| {
         for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
             let (outs, out_last) = out.as_chunks_mut::<2>();
-            for (o, (w, d)) in pairs.clone().zip(outs.iter_mut()).enumerate() {
+            // By reference: not the `Zip::size` specialisation (divides).
+            for (o, (w, d)) in (&mut pairs.clone()).zip(outs.iter_mut()).enumerate() {
                 let (w0, w1) = w.split_at_checked(in_features).ok_or(BAD)?;
                 let [a0, a1] = dot_1x2_offset(x, w0, w1, off);
                 *d = [

@@ -7,10 +7,11 @@
 
 use super::super::common::wsum;
 use super::super::common::{row, runs, runs_mut, ConvOperands};
-use super::super::isa::mve::{gemm_x4, sum_s8, GroupConsts};
+use super::super::isa::mve::{div_ceil, gemm_x4, sum_s8, GroupConsts};
 use super::super::{ConvQuant, FcEncoding, BAD};
 use super::im2col::{gather, split_scratch, Pixel};
 use crate::error::{KernelError, KernelResult};
+use core::num::NonZeroUsize;
 
 /// 32-bit words of one channel group's constants ([`GroupConsts`]).
 const GROUP_WORDS: usize = 24;
@@ -39,7 +40,12 @@ pub(crate) fn conv_layer(
     Some((|| {
         let k = x.len();
         // Kernel sums into the first lane block of each group, then the rest.
-        for (gi, c) in consts.chunks_exact_mut(GROUP_WORDS).enumerate() {
+        for (gi, c) in consts
+            .as_chunks_mut::<GROUP_WORDS>()
+            .0
+            .iter_mut()
+            .enumerate()
+        {
             let oc = 4 * gi;
             kernel_sums_at(ops, k, oc, c)?;
             for l in 0..4 {
@@ -95,12 +101,9 @@ pub(crate) fn conv_block(
     let (cin, cout) = (i.c, o.c);
     let k = kh.checked_mul(kw)?.checked_mul(cin)?;
     let kc = k.div_ceil(16);
-    if k == 0
-        || cout == 0
-        || !cout.is_multiple_of(4)
-        || !(-127..=128).contains(&q.input_offset)
-        || g.stride.1 == 0
-    {
+    // Non-zero by type: the division below has no panic path.
+    let sx_nz = NonZeroUsize::new(g.stride.1)?;
+    if k == 0 || cout == 0 || !cout.is_multiple_of(4) || !(-127..=128).contains(&q.input_offset) {
         return None;
     }
     let groups = cout / 4;
@@ -113,7 +116,7 @@ pub(crate) fn conv_block(
         return None;
     }
     let (sw, pw) = (cout.div_ceil(2), 8 * kc * if repack { 1 } else { groups });
-    let block = scratch.len().checked_sub(sw + pw)? * 8 / rowlen;
+    let block = (scratch.len().checked_sub(sw + pw)? * 8).checked_div(rowlen)?;
     if block < if repack { BLOCK_MIN_REPACKED } else { 4 } {
         return None;
     }
@@ -139,13 +142,17 @@ pub(crate) fn conv_block(
             let base = 64 * kc * (oc / 4) + 16 * (oc % 4);
             for (j, part) in w.chunks(16).enumerate() {
                 let at = base + 64 * j;
-                pk.get_mut(at..at + part.len())
-                    .ok_or(BAD)?
-                    .copy_from_slice(part);
+                // Element by element: `copy_from_slice` keeps a
+                // length-mismatch panic.
+                let d = pk.get_mut(at..at + part.len()).ok_or(BAD)?;
+                for (d, &v) in d.iter_mut().zip(part) {
+                    *d = v;
+                }
             }
         }
         let zp = q.input_offset.wrapping_neg() as i8;
-        let ((sy, sx), (dy, dx), (pt, pl)) = (g.stride, g.dilation, g.padding);
+        let ((sy, _), (dy, dx), (pt, pl)) = (g.stride, g.dilation, g.padding);
+        let sx = sx_nz.get();
         // Windows wholly inside start before these positions (wrapped
         // padding positions are huge and fail the test too).
         let (lim_y, lim_x) = (
@@ -154,7 +161,7 @@ pub(crate) fn conv_block(
         );
         let run = kw * cin;
         // Output columns from x_hi on have windows past the input's right edge.
-        let x_hi = lim_x.saturating_add(pl).div_ceil(sx);
+        let x_hi = div_ceil(lim_x.saturating_add(pl), sx_nz);
         let pixels = o.n * o.h * o.w;
         let mut px = Pixel::FIRST;
         let mut p0 = 0;
@@ -415,7 +422,7 @@ pub(crate) fn fc_layer(
         for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
             for ((w, o), k) in runs(weights, 4 * in_features)
                 .zip(runs_mut(out, 4))
-                .zip(runs(ks, 4))
+                .zip(ks.as_chunks::<4>().0)
             {
                 c[..4].copy_from_slice(k);
                 rows_x4(x, w, &c, o)?;

@@ -451,7 +451,10 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
                 if M::ROWS {
                     M::dot_1x4_rows(xb, cin, packed, init4, accs);
                 } else {
-                    for (a, x) in accs.iter_mut().zip(xb.chunks_exact(cin)) {
+                    // Zipped by reference: a zip of two slice iterators
+                    // calls an out-of-line `Zip::size` that divides by `cin`
+                    // (it linked `panic_const_div_by_zero` on Cortex-M55).
+                    for (a, x) in accs.iter_mut().zip(&mut xb.chunks_exact(cin)) {
                         *a = M::dot_1x4(x, packed, init4);
                     }
                 }

@@ -203,7 +203,12 @@ pub(super) fn pointwise_narrow(ops: &ConvOperands<'_>, output: &mut [i8]) -> Opt
                 packed.fill(0);
                 for (l, r) in rows.iter().enumerate() {
                     let at = 16 * l + s * cin;
-                    packed.get_mut(at..at + cin).ok_or(BAD)?.copy_from_slice(r);
+                    // Element by element: `copy_from_slice` keeps a
+                    // length-mismatch panic (fewer than 16 values).
+                    let d = packed.get_mut(at..at + cin).ok_or(BAD)?;
+                    for (d, &v) in d.iter_mut().zip(*r) {
+                        *d = v;
+                    }
                 }
                 let out = output.get_mut(s * cout + oc..).ok_or(BAD)?;
                 gemm_x4(input, 1, &packed, &c, pixels / sub, out, sub * cout)?;

@@ -37,9 +37,14 @@ impl AddLoop for Mve {
             act_max: q.act_max,
         };
         let main = out.len() - out.len() % 4;
-        let (oa, ot) = out.split_at_mut(main);
-        let (aa, at) = a.split_at(main);
-        let (ba, bt) = b.split_at(main);
+        // `_checked`: `split_at` keeps a panic path at opt-level "z".
+        let (Some((oa, ot)), Some((aa, at)), Some((ba, bt))) = (
+            out.split_at_mut_checked(main),
+            a.split_at_checked(main),
+            b.split_at_checked(main),
+        ) else {
+            return false;
+        };
         if main > 0 {
             add_loop(t, &k, aa, ba, oa);
         }

@@ -5,17 +5,18 @@
 //! building blocks for the other depthwise loops.
 #![cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 
-use super::super::common::take;
 use super::super::common::ConvOperands;
+use super::super::common::{runs_mut, take};
 use super::super::conv::PACK_IC;
 use super::super::isa::mve::{
-    dw_plane_channel, dw_plane_in, dw_plane_out, gather_windows, gemm_x4, pack_col, plane_weights,
-    GatherOffsets, GroupConsts, PlaneConsts, PlaneLimits, PlaneTaps, PLANE_GROUP,
+    div_ceil, dw_plane_channel, dw_plane_in, dw_plane_out, gather_windows, gemm_x4, pack_col,
+    plane_weights, GatherOffsets, GroupConsts, PlaneConsts, PlaneLimits, PlaneTaps, PLANE_GROUP,
 };
 use super::super::isa::{Dsp, Mve};
 use super::super::BAD;
 use super::{in_bounds, DepthwiseMac, Taps, DEPTHWISE_SCRATCH_WORDS, DW_MAX_TAPS, PATCH_BYTES};
 use crate::error::{KernelError, KernelResult};
+use core::num::NonZeroUsize;
 
 impl DepthwiseMac for Mve {
     const PACKED_DEPTHWISE: bool = true;
@@ -64,7 +65,9 @@ fn single_gemm(
     let chunks = ntaps.div_ceil(16);
     let len = 16 * chunks;
     let cout = o.c;
-    if ntaps == 0 || len > PACK_IC || cout % 4 != 0 || cout > 65535 / 7 || o.h == 0 || o.w == 0 {
+    // Non-zero by type: the divisions below have no panic path.
+    let ow = NonZeroUsize::new(o.w)?;
+    if ntaps == 0 || len > PACK_IC || cout % 4 != 0 || cout > 65535 / 7 || o.h == 0 {
         return None;
     }
     for c in 0..cout {
@@ -90,7 +93,7 @@ fn single_gemm(
     let (patches, rest) = rest.split_at_mut_checked(PATCH_BYTES)?;
     let packed = rest.get_mut(..4 * len)?;
     let zp = q.input_offset.wrapping_neg() as i8;
-    let per_block = PATCH_BYTES / len;
+    let per_block = PATCH_BYTES.checked_div(len)?;
     let pixels = o.h * o.w;
     Some((|| {
         for b in 0..o.n {
@@ -98,9 +101,12 @@ fn single_gemm(
             for y in 0..i.h {
                 let src = input.get((b * i.h + y) * i.w..).ok_or(BAD)?;
                 let dst = plane.get_mut((pt + y) * pw_ + pl..).ok_or(BAD)?;
-                dst.get_mut(..i.w)
-                    .ok_or(BAD)?
-                    .copy_from_slice(src.get(..i.w).ok_or(BAD)?);
+                // Element by element: `copy_from_slice` keeps a
+                // length-mismatch panic.
+                let row = dst.get_mut(..i.w).ok_or(BAD)?;
+                for (d, &v) in row.iter_mut().zip(src.get(..i.w).ok_or(BAD)?) {
+                    *d = v;
+                }
             }
             let mut p0 = 0;
             while p0 < pixels {
@@ -108,7 +114,7 @@ fn single_gemm(
                 // Windows, one output row's run at a time.
                 let mut k = 0;
                 while k < pn {
-                    let (oy, ox) = ((p0 + k) / o.w, (p0 + k) % o.w);
+                    let (oy, ox) = ((p0 + k) / ow, (p0 + k) % ow);
                     let run = (o.w - ox).min(pn - k);
                     let dst = patches.get_mut(k * len..).ok_or(BAD)?;
                     gather_windows(plane, oy * sy * pw_ + ox * sx, sx, run, &offs, dst)?;
@@ -220,7 +226,7 @@ fn planar(ops: &ConvOperands<'_>, output: &mut [i8], scratch: &mut [u64]) -> Opt
             for c0 in (0..ch).step_by(PLANE_GROUP) {
                 let src = input.get(b * in_px + c0..).ok_or(BAD)?;
                 dw_plane_in(src, ch, i.h, i.w, planes, zp, ph * s + pw, s, ps)?;
-                for (l, plane) in planes.chunks_exact_mut(ps).take(PLANE_GROUP).enumerate() {
+                for (l, plane) in runs_mut(planes, ps).take(PLANE_GROUP).enumerate() {
                     let c = c0 + l;
                     let mut k = PlaneConsts::default();
                     let sum = plane_weights(&taps, filter, c, &mut k)?;
@@ -278,7 +284,9 @@ fn channel_groups(
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ch = o.c;
     let ntaps = kh.checked_mul(kw)?;
-    if ch == 0 || ch % 8 != 0 || i.c != ch || ntaps == 0 || ntaps > DW_MAX_TAPS || g.stride.1 == 0 {
+    // Non-zero by type: the divisions below have no panic path.
+    let (kw_nz, sx_nz) = (NonZeroUsize::new(kw)?, NonZeroUsize::new(g.stride.1)?);
+    if ch == 0 || ch % 8 != 0 || i.c != ch || ntaps == 0 || ntaps > DW_MAX_TAPS {
         return None;
     }
     for c in 0..ch {
@@ -286,7 +294,9 @@ fn channel_groups(
     }
     // Groups per chunk: constants (96 B) and weights (8 per tap) of each.
     let room = 8 * DEPTHWISE_SCRATCH_WORDS - ZP_BYTES;
-    let per_chunk = (room / (4 * GROUP_WORDS + 8 * ntaps)).min(ZP_BYTES / 8);
+    let per_chunk = room
+        .checked_div(4 * GROUP_WORDS + 8 * ntaps)?
+        .min(ZP_BYTES / 8);
     let chunk = (8 * per_chunk).min(ch);
     if chunk == 0 {
         return None;
@@ -311,7 +321,7 @@ fn channel_groups(
         // Input offset of every tap from the window's first (row-major).
         let mut offs = [0usize; DW_MAX_TAPS];
         for (t, d) in offs.iter_mut().enumerate().take(ntaps) {
-            let (ky, kx) = (t / kw, t % kw);
+            let (ky, kx) = (t / kw_nz, t % kw_nz);
             *d = (ky * g.dilation.0 * i.w + kx * g.dilation.1) * ch;
         }
         let offs = offs.get(..ntaps).ok_or(BAD)?;
@@ -364,8 +374,8 @@ fn channel_groups(
             let full = u32::MAX >> (32 - ntaps);
             // Output columns whose windows are inside along x: [lo, hi).
             let (sx, pl) = (g.stride.1, g.padding.1);
-            let x_lo = pl.div_ceil(sx).min(o.w);
-            let x_hi = lim_x.saturating_add(pl).div_ceil(sx).clamp(x_lo, o.w);
+            let x_lo = div_ceil(pl, sx_nz).min(o.w);
+            let x_hi = div_ceil(lim_x.saturating_add(pl), sx_nz).clamp(x_lo, o.w);
             for b in 0..o.n {
                 for oy in 0..o.h {
                     let y0 = (oy * g.stride.0).wrapping_sub(g.padding.0);

@@ -310,3 +310,9 @@ pub(crate) fn requantize_vec(
     let v = vrshl_right(v, neg_right.unsigned_abs());
     v.wrapping_add(oo).max(lo).min(hi)
 }
+
+/// `a.div_ceil(b)` with no division-by-zero path.
+#[inline(always)]
+pub(crate) fn div_ceil(a: usize, b: core::num::NonZeroUsize) -> usize {
+    (a / b).wrapping_add(usize::from(a % b != 0))
+}
