@@ -248,9 +248,11 @@ LIMITS = {
         # Guarded against regressions, not yet at 2 KiB (why the Helium build
         # needs 632 B more than the M4F's is not analysed).
         # 2,272 -> 2,288 B with the bounded-dynamic-shapes kernel context
-        # (fea94ab), the M4F's grew 1,664 -> 1,672 B.
-        ("inference_stack_bytes", 2_300, 2_048,
-         "stack of one inference (2,288 measured at d1649a2 + 0.5 %)"),
+        # (fea94ab), the M4F's grew 1,664 -> 1,672 B. 2,288 -> 2,320 B
+        # with the Helium kernels' panic paths removed (29ef183: depthwise's
+        # frame 1,004 -> 1,020 B, single_gemm's closure 344 -> 360 B).
+        ("inference_stack_bytes", 2_332, 2_048,
+         "stack of one inference (2,320 measured at 29ef183 + 0.5 %)"),
     ],
 }
 
