@@ -215,7 +215,9 @@ pub(crate) fn fc_input_offset(
             // the specialisation stays: by reference cost the M4 autoencoder
             // 26,702 instructions per inference (592,705 -> 619,407).
             #[cfg(feature = "mve")]
-            let rows = (&mut pairs.clone()).zip(outs.iter_mut());
+            let mut each = pairs.clone();
+            #[cfg(feature = "mve")]
+            let rows = (&mut each).zip(outs.iter_mut());
             #[cfg(not(feature = "mve"))]
             let rows = pairs.clone().zip(outs.iter_mut());
             for (o, (w, d)) in rows.enumerate() {
