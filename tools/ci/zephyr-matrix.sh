@@ -53,8 +53,14 @@ for p in "${platforms[@]}"; do
       env_args=(ZEPHYR_TOOLCHAIN_VARIANT=cross-compile CROSS_COMPILE=$cross)
       # Debian's binutils warn about the RWX segment of the qemu_riscv32
       # image, and twister links with --fatal-warnings (the SDK's do not).
+      # Debian's GCC 12 has no multilib for Zephyr's
+      # -march=rv32imac_zicsr_zifencei and names its default (rv64) libgcc.a,
+      # which the Rust samples' link pulls in ("ABI is incompatible ...
+      # elf64-littleriscv does not match elf32-littleriscv"): name the
+      # rv32imac/ilp32 one first.
+      libgcc=$(dirname "$("${cross}gcc" -march=rv32imac -mabi=ilp32 -print-libgcc-file-name)")
       extra=(-x SYSROOT_DIR=/usr/lib/picolibc/riscv64-unknown-elf
-             -x EXTRA_LDFLAGS=-Wl,--no-warn-rwx-segments)
+             -x "EXTRA_LDFLAGS=-Wl,--no-warn-rwx-segments -L$libgcc")
     fi
     start=$(date +%s)
     (cd "$root" && env "${env_args[@]}" ZEPHYR_EXTRA_MODULES="$modules" \
