@@ -222,6 +222,44 @@ pub(crate) fn geometry(
     }
 }
 
+/// Random padding below the kernel on each side (the Helium tests' windows).
+pub(crate) fn random_padding(r: &mut Rng, k: (usize, usize)) -> (usize, usize) {
+    (
+        r.range(0, k.0 as i64 - 1) as usize,
+        r.range(0, k.1 as i64 - 1) as usize,
+    )
+}
+
+/// `g` varied as the Helium tests vary their random windows: one in four
+/// with dilation 2 along `axis` (0 rows, 1 columns; `None` if the dilated
+/// window no longer fits the padded input), then one in five with a batch
+/// of two.
+pub(crate) fn dilate_or_batch(r: &mut Rng, mut g: Window, axis: usize) -> Option<Window> {
+    if r.range(0, 4) == 0 {
+        let (i, k, s, p) = if axis == 0 {
+            g.dilation = (2, 1);
+            (g.input.h, g.kernel.0, g.stride.0, g.padding.0)
+        } else {
+            g.dilation = (1, 2);
+            (g.input.w, g.kernel.1, g.stride.1, g.padding.1)
+        };
+        let o = out_size(i, k, s, p, 2);
+        if o == 0 || i + 2 * p < 2 * (k - 1) + 1 {
+            return None;
+        }
+        if axis == 0 {
+            g.output.h = o;
+        } else {
+            g.output.w = o;
+        }
+    }
+    if r.range(0, 5) == 0 {
+        g.input.n = 2;
+        g.output.n = 2;
+    }
+    Some(g)
+}
+
 /// xorshift64 (the generator of the `asm!` transcription tests).
 pub(crate) struct XorShift(pub(crate) u64);
 impl XorShift {

@@ -46,38 +46,8 @@ fn conv_matches_reference() {
         )
         .unwrap();
         assert_eq!(got, other, "scalar and dsp conv agree");
-        let mut k = 0;
-        for b in 0..o.n {
-            for oy in 0..o.h {
-                for ox in 0..o.w {
-                    for c in 0..c_out {
-                        let mut acc = bias[c] as i64;
-                        for ky in 0..kh {
-                            for kx in 0..kw {
-                                let (Some(y), Some(xx)) = (
-                                    ref_pos(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
-                                    ref_pos(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
-                                ) else {
-                                    continue;
-                                };
-                                for ic in 0..c_in {
-                                    let xv = x[((b * i.h + y) * i.w + xx) * c_in + ic] as i64;
-                                    let wv = w[((c * kh + ky) * kw + kx) * c_in + ic] as i64;
-                                    acc += (xv + q.input_offset as i64) * wv;
-                                }
-                            }
-                        }
-                        let want = clamp8(
-                            ref_requantize(acc as i32, mult[c], shift[c]) + q.output_offset as i64,
-                            q.act_min,
-                            q.act_max,
-                        );
-                        assert_eq!(got[k], want, "conv {g:?} at {k}");
-                        k += 1;
-                    }
-                }
-            }
-        }
+        let want = ref_conv(&g, &q, None, &x, &w, &bias, &mult, &shift);
+        assert_eq!(got, want, "conv {g:?}");
     }
 }
 
@@ -519,12 +489,9 @@ fn mve_conv_block_matches_reference() {
         let k = (r.range(1, 4) as usize, r.range(1, 4) as usize);
         let cin = r.range(1, 8) as usize;
         let s = (r.range(1, 2) as usize, r.range(1, 2) as usize);
-        let p = (
-            r.range(0, k.0 as i64 - 1) as usize,
-            r.range(0, k.1 as i64 - 1) as usize,
-        );
+        let p = random_padding(&mut r, k);
         let cout = 4 * r.range(1, 5) as usize;
-        let mut g = geometry(
+        let g = geometry(
             (
                 r.range(k.0 as i64, 12) as usize,
                 r.range(k.1 as i64, 12) as usize,
@@ -535,18 +502,9 @@ fn mve_conv_block_matches_reference() {
             s,
             p,
         );
-        if r.range(0, 4) == 0 {
-            g.dilation = (1, 2);
-            g.output.w = out_size(g.input.w, k.1, s.1, p.1, 2);
-            if g.output.w == 0 || g.input.w + 2 * p.1 < 2 * (k.1 - 1) + 1 {
-                continue;
-            }
+        if let Some(g) = dilate_or_batch(&mut r, g, 1) {
+            shapes.push(g);
         }
-        if r.range(0, 5) == 0 {
-            g.input.n = 2;
-            g.output.n = 2;
-        }
-        shapes.push(g);
     }
     let mut taken = 0;
     for (case, g) in shapes.iter().enumerate() {

@@ -299,20 +299,17 @@ pub(crate) fn dw_row_bounds(
 /// sums and requantization parameters live in the kernel scratch).
 pub(crate) const CHUNK: usize = 64;
 
-/// Per-chunk constants: `bias + offset·Σ_taps w` and decoded requantization.
-#[allow(clippy::too_many_arguments)]
+/// Per-chunk constants of output channels `c0 .. c0 + cn`: `bias +
+/// input_offset·Σ_taps w` and the decoded requantization.
 pub(super) fn chunk_consts(
+    ops: &ConvOperands<'_>,
     c0: usize,
     cn: usize,
-    cout: usize,
-    (off, out_off): (i32, i32),
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    mult: &[i32],
-    shift: &[i32],
     full: &mut [i32],
     req: &mut [Rq],
 ) -> KernelResult {
+    let (cout, off, out_off) = (ops.g.output.c, ops.q.input_offset, ops.q.output_offset);
+    let (filter, bias, mult, shift) = (ops.filter, ops.bias, ops.mult, ops.shift);
     for j in 0..cn {
         let c = c0 + j;
         // Σ over taps of w[tap, c] (IHWO: stride C_out).
@@ -344,7 +341,7 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
-    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
+    let bias = ops.bias;
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
     if i.c == 1 && kh * kw * M::PACK_WORDS <= 2 * PACK_IC && (-128..=127).contains(&zp) {
@@ -376,18 +373,7 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     let mut c0 = 0;
     while c0 < cout {
         let cn = CHUNK.min(cout - c0);
-        chunk_consts(
-            c0,
-            cn,
-            cout,
-            (off, q.output_offset),
-            filter,
-            bias,
-            mult,
-            shift,
-            full,
-            req,
-        )?;
+        chunk_consts(ops, c0, cn, full, req)?;
         for b in 0..o.n {
             for oy in 0..o.h {
                 let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
@@ -519,7 +505,6 @@ pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
     mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
-    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ch = o.c;
     let off = q.input_offset;
@@ -537,18 +522,7 @@ pub(crate) fn depthwise_mult1<M: DepthwiseMac>(
     let mut c0 = 0;
     while c0 < ch {
         let cn = CHUNK.min(ch - c0);
-        chunk_consts(
-            c0,
-            cn,
-            ch,
-            (off, q.output_offset),
-            filter,
-            bias,
-            mult,
-            shift,
-            full,
-            req,
-        )?;
+        chunk_consts(ops, c0, cn, full, req)?;
         for b in 0..o.n {
             for oy in 0..o.h {
                 let (ky0, ky1) = taps(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);

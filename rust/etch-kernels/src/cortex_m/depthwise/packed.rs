@@ -27,7 +27,6 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
     mut scratch: &mut [u64],
 ) -> KernelResult {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
-    let (bias, mult, shift) = (ops.bias, ops.mult, ops.shift);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let ntaps = kh * kw;
     if ntaps > DW_MAX_TAPS {
@@ -49,18 +48,7 @@ pub(crate) fn depthwise_packed<M: DepthwiseMac>(
     let mut c0 = 0;
     while c0 < ch {
         let cn = chunk.min(ch - c0);
-        chunk_consts(
-            c0,
-            cn,
-            ch,
-            (off, q.output_offset),
-            filter,
-            bias,
-            mult,
-            shift,
-            full,
-            req,
-        )?;
+        chunk_consts(ops, c0, cn, full, req)?;
         let blocks = cn / 4;
         let fast = req
             .iter()

@@ -115,18 +115,7 @@ fn pairs_layer(
     while c0 < ch {
         let cn = cn.min(ch - c0);
         let blocks = cn / 4;
-        chunk_consts(
-            c0,
-            cn,
-            ch,
-            (q.input_offset, q.output_offset),
-            filter,
-            ops.bias,
-            ops.mult,
-            ops.shift,
-            full,
-            req,
-        )?;
+        chunk_consts(ops, c0, cn, full, req)?;
         // Weights (IHWO, tap t = 3·ky + kx at t·ch + c).
         for (blk, dst) in wq.chunks_exact_mut(WQ_BLOCK).take(blocks).enumerate() {
             for (kx, d) in dst.chunks_exact_mut(8).enumerate() {
@@ -417,8 +406,12 @@ pub(super) fn pairs_row(
     Ok(())
 }
 
-/// [`pairs_row`] off target: plain Rust over the emulated `SMLAD`.
-#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+/// [`pairs_row`] after its checks. On Arm with DSP: one `asm!` loop over
+/// the row's blocks and pixels. Per pixel and block: the four start values,
+/// three columns of four `LDRD` pairs and four `SMLAD` (48 instructions),
+/// the requantization of [`fast_words`] (9 per output), four `STRB`; 104
+/// in all against about 150 in `packed.rs`'s loop. Off target: plain Rust
+/// over the emulated `SMLAD`.
 #[inline(always)]
 fn pairs_row_impl(
     va: &[u32],
@@ -429,187 +422,175 @@ fn pairs_row_impl(
     out: &mut [i8],
     rows: &Rows,
 ) {
-    let s = rows.s;
-    for k in 0..rows.blocks {
-        let (vo, wo) = (rows.vstride * k, WQ_BLOCK * k);
-        for p in 0..rows.n {
-            let mut acc = [
-                full[4 * k],
-                full[4 * k + 1],
-                full[4 * k + 2],
-                full[4 * k + 3],
-            ];
-            for kx in 0..3 {
-                for l in 0..4 {
-                    let a = va[vo + s * p + 4 * kx + l];
-                    let b = vb[vo + s * p + 4 * kx + l];
-                    acc[l] = smlad(a, w[wo + 8 * kx + l], acc[l]);
-                    acc[l] = smlad(b, w[wo + 8 * kx + 4 + l], acc[l]);
-                }
-            }
-            for l in 0..4 {
-                out[4 * k + p * rows.step + l] = fast_words(&req[4 * k + l], acc[l]);
-            }
+    #[cfg(all(target_arch = "arm", feature = "dsp"))]
+    {
+        // ctx words: 0 full, 1 req, 2 out, 3 step, 4 pixels left, 5 pair
+        // pointer advance after a pixel's 48 bytes, 6 weights, 7 pixels,
+        // 8 the block's first output, 9/10 the block's first pair words,
+        // 11 blocks left, 12 bytes between blocks' pair words.
+        let mut ctx: [u32; 13] = [
+            full.as_ptr() as u32,
+            req.as_ptr() as u32,
+            out.as_mut_ptr() as u32,
+            rows.step as u32,
+            rows.n as u32,
+            (4 * rows.s as u32).wrapping_sub(48),
+            w.as_ptr() as u32,
+            rows.n as u32,
+            out.as_mut_ptr() as u32,
+            va.as_ptr() as u32,
+            vb.as_ptr() as u32,
+            rows.blocks as u32,
+            4 * rows.vstride as u32,
+        ];
+        // SAFETY: checked by `pairs_row`: n ≥ 1 pixels and blocks ≥ 1; block k,
+        // pixel p reads words vstride·k + s·p .. + 12 of `va` and of `vb` (both
+        // at least (blocks−1)·vstride + (n−1)·s + 12 long), words 24k .. 24k + 24
+        // of `w`, 4k .. 4k + 4 of `full`, `req` entries 4k .. 4k + 4 (16 bytes
+        // each: mult, high word, r − 1 at offsets 0, 4, 8) and writes bytes
+        // 4k + p·step .. + 4 of `out` (at least (n−1)·step + 4·blocks long).
+        // `va`, `vb`, `w`, `full`, `req` are word-aligned for `ldrd`; `ctx` is a
+        // live local array of 13 words, read and written only at those words.
+        // Registers only otherwise; flags and the Q bit are clobbered.
+        unsafe {
+            core::arch::asm!(
+                "1:",
+                "ldr {v0}, [{ctx}]",
+                "ldrd {a0}, {a1}, [{v0}]",
+                "ldrd {a2}, {a3}, [{v0}, #8]",
+                "ldr {pw}, [{ctx}, #24]",
+                ".rept 3",
+                "ldrd {v0}, {v1}, [{pa}], #8",
+                "ldrd {w0}, {w1}, [{pw}], #8",
+                "smlad {a0}, {v0}, {w0}, {a0}",
+                "smlad {a1}, {v1}, {w1}, {a1}",
+                "ldrd {v0}, {v1}, [{pa}], #8",
+                "ldrd {w0}, {w1}, [{pw}], #8",
+                "smlad {a2}, {v0}, {w0}, {a2}",
+                "smlad {a3}, {v1}, {w1}, {a3}",
+                "ldrd {v0}, {v1}, [{pb}], #8",
+                "ldrd {w0}, {w1}, [{pw}], #8",
+                "smlad {a0}, {v0}, {w0}, {a0}",
+                "smlad {a1}, {v1}, {w1}, {a1}",
+                "ldrd {v0}, {v1}, [{pb}], #8",
+                "ldrd {w0}, {w1}, [{pw}], #8",
+                "smlad {a2}, {v0}, {w0}, {a2}",
+                "smlad {a3}, {v1}, {w1}, {a3}",
+                ".endr",
+                // Requantize: v0 = req, v1 = mult, w0 = high word, w1 = r − 1,
+                // pw = low word.
+                "ldr {v0}, [{ctx}, #4]",
+                "ldrd {v1}, {w0}, [{v0}]",
+                "ldr {w1}, [{v0}, #8]",
+                "and {pw}, {a0}, #0x80000000",
+                "orr {pw}, {pw}, #0x40000000",
+                "add {w0}, {w0}, {a0}, asr #31",
+                "smlal {pw}, {w0}, {a0}, {v1}",
+                "asr {a0}, {w0}, {w1}",
+                "ssat {a0}, #8, {a0}",
+                "ldrd {v1}, {w0}, [{v0}, #16]",
+                "ldr {w1}, [{v0}, #24]",
+                "and {pw}, {a1}, #0x80000000",
+                "orr {pw}, {pw}, #0x40000000",
+                "add {w0}, {w0}, {a1}, asr #31",
+                "smlal {pw}, {w0}, {a1}, {v1}",
+                "asr {a1}, {w0}, {w1}",
+                "ssat {a1}, #8, {a1}",
+                "ldrd {v1}, {w0}, [{v0}, #32]",
+                "ldr {w1}, [{v0}, #40]",
+                "and {pw}, {a2}, #0x80000000",
+                "orr {pw}, {pw}, #0x40000000",
+                "add {w0}, {w0}, {a2}, asr #31",
+                "smlal {pw}, {w0}, {a2}, {v1}",
+                "asr {a2}, {w0}, {w1}",
+                "ssat {a2}, #8, {a2}",
+                "ldrd {v1}, {w0}, [{v0}, #48]",
+                "ldr {w1}, [{v0}, #56]",
+                "and {pw}, {a3}, #0x80000000",
+                "orr {pw}, {pw}, #0x40000000",
+                "add {w0}, {w0}, {a3}, asr #31",
+                "smlal {pw}, {w0}, {a3}, {v1}",
+                "asr {a3}, {w0}, {w1}",
+                "ssat {a3}, #8, {a3}",
+                "ldr {v0}, [{ctx}, #8]",
+                "strb {a0}, [{v0}]",
+                "strb {a1}, [{v0}, #1]",
+                "strb {a2}, [{v0}, #2]",
+                "strb {a3}, [{v0}, #3]",
+                "ldrd {v1}, {w0}, [{ctx}, #12]",
+                "add {v0}, {v0}, {v1}",
+                "str {v0}, [{ctx}, #8]",
+                "ldr {v1}, [{ctx}, #20]",
+                "add {pa}, {pa}, {v1}",
+                "add {pb}, {pb}, {v1}",
+                "subs {w0}, {w0}, #1",
+                "str {w0}, [{ctx}, #16]",
+                "bne 1b",
+                // Next block: full += 16, req += 64, weights += 96, output += 4,
+                // pair words += 4·vstride, pixels = n.
+                "ldr {v0}, [{ctx}, #44]",
+                "subs {v0}, {v0}, #1",
+                "beq 3f",
+                "str {v0}, [{ctx}, #44]",
+                "ldrd {v0}, {v1}, [{ctx}]",
+                "add {v0}, {v0}, #16",
+                "add {v1}, {v1}, #64",
+                "strd {v0}, {v1}, [{ctx}]",
+                "ldr {v0}, [{ctx}, #24]",
+                "add {v0}, {v0}, #96",
+                "str {v0}, [{ctx}, #24]",
+                "ldrd {v0}, {v1}, [{ctx}, #28]",
+                "str {v0}, [{ctx}, #16]",
+                "add {v1}, {v1}, #4",
+                "str {v1}, [{ctx}, #32]",
+                "str {v1}, [{ctx}, #8]",
+                "ldrd {pa}, {pb}, [{ctx}, #36]",
+                "ldr {v0}, [{ctx}, #48]",
+                "add {pa}, {pa}, {v0}",
+                "add {pb}, {pb}, {v0}",
+                "strd {pa}, {pb}, [{ctx}, #36]",
+                "b 1b",
+                "3:",
+                ctx = in(reg) ctx.as_mut_ptr(),
+                pa = inout(reg) va.as_ptr() => _,
+                pb = inout(reg) vb.as_ptr() => _,
+                pw = out(reg) _,
+                a0 = out(reg) _,
+                a1 = out(reg) _,
+                a2 = out(reg) _,
+                a3 = out(reg) _,
+                v0 = out(reg) _,
+                v1 = out(reg) _,
+                w0 = out(reg) _,
+                w1 = out(reg) _,
+                options(nostack),
+            );
         }
     }
-}
-
-/// [`pairs_row`] on Arm with DSP: one `asm!` loop over the row's blocks
-/// and pixels. Per pixel and block: the four start values, three columns of
-/// four `LDRD` pairs and four `SMLAD` (48 instructions), the
-/// requantization of [`fast_words`] (9 per output), four `STRB`; 104 in
-/// all against about 150 in `packed.rs`'s loop.
-#[cfg(all(target_arch = "arm", feature = "dsp"))]
-#[inline(always)]
-fn pairs_row_impl(
-    va: &[u32],
-    vb: &[u32],
-    w: &[u32],
-    full: &[i32],
-    req: &[Rq],
-    out: &mut [i8],
-    rows: &Rows,
-) {
-    // ctx words: 0 full, 1 req, 2 out, 3 step, 4 pixels left, 5 pair
-    // pointer advance after a pixel's 48 bytes, 6 weights, 7 pixels,
-    // 8 the block's first output, 9/10 the block's first pair words,
-    // 11 blocks left, 12 bytes between blocks' pair words.
-    let mut ctx: [u32; 13] = [
-        full.as_ptr() as u32,
-        req.as_ptr() as u32,
-        out.as_mut_ptr() as u32,
-        rows.step as u32,
-        rows.n as u32,
-        (4 * rows.s as u32).wrapping_sub(48),
-        w.as_ptr() as u32,
-        rows.n as u32,
-        out.as_mut_ptr() as u32,
-        va.as_ptr() as u32,
-        vb.as_ptr() as u32,
-        rows.blocks as u32,
-        4 * rows.vstride as u32,
-    ];
-    // SAFETY: checked by `pairs_row`: n ≥ 1 pixels and blocks ≥ 1; block k,
-    // pixel p reads words vstride·k + s·p .. + 12 of `va` and of `vb` (both
-    // at least (blocks−1)·vstride + (n−1)·s + 12 long), words 24k .. 24k + 24
-    // of `w`, 4k .. 4k + 4 of `full`, `req` entries 4k .. 4k + 4 (16 bytes
-    // each: mult, high word, r − 1 at offsets 0, 4, 8) and writes bytes
-    // 4k + p·step .. + 4 of `out` (at least (n−1)·step + 4·blocks long).
-    // `va`, `vb`, `w`, `full`, `req` are word-aligned for `ldrd`; `ctx` is a
-    // live local array of 13 words, read and written only at those words.
-    // Registers only otherwise; flags and the Q bit are clobbered.
-    unsafe {
-        core::arch::asm!(
-            "1:",
-            "ldr {v0}, [{ctx}]",
-            "ldrd {a0}, {a1}, [{v0}]",
-            "ldrd {a2}, {a3}, [{v0}, #8]",
-            "ldr {pw}, [{ctx}, #24]",
-            ".rept 3",
-            "ldrd {v0}, {v1}, [{pa}], #8",
-            "ldrd {w0}, {w1}, [{pw}], #8",
-            "smlad {a0}, {v0}, {w0}, {a0}",
-            "smlad {a1}, {v1}, {w1}, {a1}",
-            "ldrd {v0}, {v1}, [{pa}], #8",
-            "ldrd {w0}, {w1}, [{pw}], #8",
-            "smlad {a2}, {v0}, {w0}, {a2}",
-            "smlad {a3}, {v1}, {w1}, {a3}",
-            "ldrd {v0}, {v1}, [{pb}], #8",
-            "ldrd {w0}, {w1}, [{pw}], #8",
-            "smlad {a0}, {v0}, {w0}, {a0}",
-            "smlad {a1}, {v1}, {w1}, {a1}",
-            "ldrd {v0}, {v1}, [{pb}], #8",
-            "ldrd {w0}, {w1}, [{pw}], #8",
-            "smlad {a2}, {v0}, {w0}, {a2}",
-            "smlad {a3}, {v1}, {w1}, {a3}",
-            ".endr",
-            // Requantize: v0 = req, v1 = mult, w0 = high word, w1 = r − 1,
-            // pw = low word.
-            "ldr {v0}, [{ctx}, #4]",
-            "ldrd {v1}, {w0}, [{v0}]",
-            "ldr {w1}, [{v0}, #8]",
-            "and {pw}, {a0}, #0x80000000",
-            "orr {pw}, {pw}, #0x40000000",
-            "add {w0}, {w0}, {a0}, asr #31",
-            "smlal {pw}, {w0}, {a0}, {v1}",
-            "asr {a0}, {w0}, {w1}",
-            "ssat {a0}, #8, {a0}",
-            "ldrd {v1}, {w0}, [{v0}, #16]",
-            "ldr {w1}, [{v0}, #24]",
-            "and {pw}, {a1}, #0x80000000",
-            "orr {pw}, {pw}, #0x40000000",
-            "add {w0}, {w0}, {a1}, asr #31",
-            "smlal {pw}, {w0}, {a1}, {v1}",
-            "asr {a1}, {w0}, {w1}",
-            "ssat {a1}, #8, {a1}",
-            "ldrd {v1}, {w0}, [{v0}, #32]",
-            "ldr {w1}, [{v0}, #40]",
-            "and {pw}, {a2}, #0x80000000",
-            "orr {pw}, {pw}, #0x40000000",
-            "add {w0}, {w0}, {a2}, asr #31",
-            "smlal {pw}, {w0}, {a2}, {v1}",
-            "asr {a2}, {w0}, {w1}",
-            "ssat {a2}, #8, {a2}",
-            "ldrd {v1}, {w0}, [{v0}, #48]",
-            "ldr {w1}, [{v0}, #56]",
-            "and {pw}, {a3}, #0x80000000",
-            "orr {pw}, {pw}, #0x40000000",
-            "add {w0}, {w0}, {a3}, asr #31",
-            "smlal {pw}, {w0}, {a3}, {v1}",
-            "asr {a3}, {w0}, {w1}",
-            "ssat {a3}, #8, {a3}",
-            "ldr {v0}, [{ctx}, #8]",
-            "strb {a0}, [{v0}]",
-            "strb {a1}, [{v0}, #1]",
-            "strb {a2}, [{v0}, #2]",
-            "strb {a3}, [{v0}, #3]",
-            "ldrd {v1}, {w0}, [{ctx}, #12]",
-            "add {v0}, {v0}, {v1}",
-            "str {v0}, [{ctx}, #8]",
-            "ldr {v1}, [{ctx}, #20]",
-            "add {pa}, {pa}, {v1}",
-            "add {pb}, {pb}, {v1}",
-            "subs {w0}, {w0}, #1",
-            "str {w0}, [{ctx}, #16]",
-            "bne 1b",
-            // Next block: full += 16, req += 64, weights += 96, output += 4,
-            // pair words += 4·vstride, pixels = n.
-            "ldr {v0}, [{ctx}, #44]",
-            "subs {v0}, {v0}, #1",
-            "beq 3f",
-            "str {v0}, [{ctx}, #44]",
-            "ldrd {v0}, {v1}, [{ctx}]",
-            "add {v0}, {v0}, #16",
-            "add {v1}, {v1}, #64",
-            "strd {v0}, {v1}, [{ctx}]",
-            "ldr {v0}, [{ctx}, #24]",
-            "add {v0}, {v0}, #96",
-            "str {v0}, [{ctx}, #24]",
-            "ldrd {v0}, {v1}, [{ctx}, #28]",
-            "str {v0}, [{ctx}, #16]",
-            "add {v1}, {v1}, #4",
-            "str {v1}, [{ctx}, #32]",
-            "str {v1}, [{ctx}, #8]",
-            "ldrd {pa}, {pb}, [{ctx}, #36]",
-            "ldr {v0}, [{ctx}, #48]",
-            "add {pa}, {pa}, {v0}",
-            "add {pb}, {pb}, {v0}",
-            "strd {pa}, {pb}, [{ctx}, #36]",
-            "b 1b",
-            "3:",
-            ctx = in(reg) ctx.as_mut_ptr(),
-            pa = inout(reg) va.as_ptr() => _,
-            pb = inout(reg) vb.as_ptr() => _,
-            pw = out(reg) _,
-            a0 = out(reg) _,
-            a1 = out(reg) _,
-            a2 = out(reg) _,
-            a3 = out(reg) _,
-            v0 = out(reg) _,
-            v1 = out(reg) _,
-            w0 = out(reg) _,
-            w1 = out(reg) _,
-            options(nostack),
-        );
+    #[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+    {
+        let s = rows.s;
+        for k in 0..rows.blocks {
+            let (vo, wo) = (rows.vstride * k, WQ_BLOCK * k);
+            for p in 0..rows.n {
+                let mut acc = [
+                    full[4 * k],
+                    full[4 * k + 1],
+                    full[4 * k + 2],
+                    full[4 * k + 3],
+                ];
+                for kx in 0..3 {
+                    for l in 0..4 {
+                        let a = va[vo + s * p + 4 * kx + l];
+                        let b = vb[vo + s * p + 4 * kx + l];
+                        acc[l] = smlad(a, w[wo + 8 * kx + l], acc[l]);
+                        acc[l] = smlad(b, w[wo + 8 * kx + 4 + l], acc[l]);
+                    }
+                }
+                for l in 0..4 {
+                    out[4 * k + p * rows.step + l] = fast_words(&req[4 * k + l], acc[l]);
+                }
+            }
+        }
     }
 }

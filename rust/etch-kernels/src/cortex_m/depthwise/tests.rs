@@ -57,36 +57,8 @@ fn depthwise_matches_reference() {
         )
         .unwrap();
         assert_eq!(got, other, "scalar and dsp depthwise agree");
-        let mut k = 0;
-        for b in 0..o.n {
-            for oy in 0..o.h {
-                for ox in 0..o.w {
-                    for c in 0..c_out {
-                        let mut acc = bias[c] as i64;
-                        for ky in 0..kh {
-                            for kx in 0..kw {
-                                let (Some(y), Some(xx)) = (
-                                    ref_pos(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h),
-                                    ref_pos(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w),
-                                ) else {
-                                    continue;
-                                };
-                                let xv = x[((b * i.h + y) * i.w + xx) * c_in + c / ch_mult] as i64;
-                                acc += (xv + q.input_offset as i64)
-                                    * w[(ky * kw + kx) * c_out + c] as i64;
-                            }
-                        }
-                        let want = clamp8(
-                            ref_requantize(acc as i32, mult[c], shift[c]) + q.output_offset as i64,
-                            q.act_min,
-                            q.act_max,
-                        );
-                        assert_eq!(got[k], want, "depthwise {g:?} mult {ch_mult} at {k}");
-                        k += 1;
-                    }
-                }
-            }
-        }
+        let want = ref_conv(&g, &q, Some(ch_mult), &x, &w, &bias, &mult, &shift);
+        assert_eq!(got, want, "depthwise {g:?} mult {ch_mult}");
     }
 }
 
@@ -418,10 +390,7 @@ fn mve_single_channel_matches_reference() {
     let mut shapes = vec![geometry((49, 10, 1), 64, (10, 4), (2, 2), (5, 1))];
     for _ in 0..if cfg!(miri) { 2 } else { 30 } {
         let k = (r.range(1, 6) as usize, r.range(1, 6) as usize);
-        let p = (
-            r.range(0, k.0 as i64 - 1) as usize,
-            r.range(0, k.1 as i64 - 1) as usize,
-        );
+        let p = random_padding(&mut r, k);
         shapes.push(geometry(
             (
                 r.range(k.0 as i64, 12) as usize,

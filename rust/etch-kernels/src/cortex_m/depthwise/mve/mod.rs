@@ -502,7 +502,9 @@ fn dw_groups(
     Ok(())
 }
 
-#[cfg(not(all(target_arch = "arm", feature = "mve")))]
+/// [`dw_groups`] after its checks: one `asm!` loop on Arm with Helium,
+/// [`dw_pixel_emulated`] per pixel elsewhere.
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn dw_groups_impl(
     runs: &Runs<'_, '_>,
@@ -514,13 +516,145 @@ fn dw_groups_impl(
     groups: usize,
     out_step: usize,
 ) {
-    let pixels = match runs {
-        Runs::Taps(_) => 1,
-        Runs::Interior { pixels, .. } => *pixels,
-    };
-    for p in 0..pixels {
-        let out = &mut out[p * out_step..];
-        dw_pixel_emulated(runs, p, n, w, k, lim, out, groups);
+    #[cfg(all(target_arch = "arm", feature = "mve"))]
+    {
+        // Run t of group g of pixel p starts at table[t] + start + p·step +
+        // 8g: the pointer table of `Taps` from 0, or the interior offsets from
+        // the first pixel's address.
+        let (table, start, pixels, step) = match runs {
+            Runs::Taps(t) => (t.ptrs().as_ptr() as *const usize, 0usize, 1, 0),
+            Runs::Interior {
+                input,
+                base,
+                offs,
+                pixels,
+                step,
+            } => (
+                offs.as_ptr(),
+                input.as_ptr().wrapping_add(*base) as usize,
+                *pixels,
+                *step,
+            ),
+        };
+        // What the pixel loop reloads: constants, weights, groups, the pixel's
+        // start, its step, the output skip after the groups, pixels left, the
+        // table.
+        let mut ctx: [usize; 8] = [
+            k.as_ptr() as usize,
+            w.as_ptr() as usize,
+            groups,
+            start,
+            step,
+            out_step - 8 * groups,
+            pixels,
+            table as usize,
+        ];
+        // SAFETY: `dw_groups` checked `groups ≥ 1`, `pixels ≥ 1`, `n ≥ 1` runs
+        // each at least 8·groups bytes long (`Taps`: checked on fill, one
+        // pixel; interior runs: base + (pixels − 1)·step + max(offs) +
+        // 8·groups ≤ input.len()), `w` ≥ 8·n·groups bytes, `k` ≥ 24·groups
+        // words (4-aligned: scratch words) and `out` ≥ (pixels − 1)·out_step +
+        // 8·groups bytes with out_step ≥ 8·groups. Group g of pixel p reads
+        // bytes 8g .. 8g + 8 of every run (the table holds n words: pointers,
+        // or offsets from the pixel's start), w[8·n·g .. 8·n·(g + 1)] and
+        // k[24g .. 24g + 24] (both pointers reset per pixel from `ctx`) and
+        // writes out[p·out_step + 8g ..][..8]; `lim` is 48 readable bytes and
+        // `ctx` 32 bytes read and written (words 3 and 6). No stack; q0–q7,
+        // r0–r2, lr and flags are clobbered and declared so.
+        unsafe {
+            core::arch::asm!(
+                "vldrw.u32 q6, [{l}, #16]",
+                "vldrw.u32 q7, [{l}, #32]",
+                "0:",
+                "ldr {k}, [{ctx}]",
+                "ldr r2, [{ctx}, #4]",
+                "ldr {g}, [{ctx}, #8]",
+                "ldr {j}, [{ctx}, #12]",
+                "1:",
+                "ldr {t}, [{ctx}, #28]",
+                "vldrw.u32 q0, [{k}]",
+                "vldrw.u32 q1, [{k}, #16]",
+                "dls lr, {n}",
+                "2:",
+                "ldr r0, [{t}], #4",
+                "add r0, r0, {j}",
+                "vldrb.s16 q2, [r0]",
+                "vldrb.s16 q3, [r2], #8",
+                "vmullb.s16 q4, q2, q3",
+                "vmullt.s16 q5, q2, q3",
+                "vadd.i32 q0, q0, q4",
+                "vadd.i32 q1, q1, q5",
+                "le lr, 2b",
+                // arm_requantize_mve on both halves (right shift ≥ 1).
+                "vldrw.u32 q2, [{k}, #32]",
+                "vldrw.u32 q3, [{k}, #48]",
+                "vqrdmulh.s32 q0, q0, q2",
+                "vqrdmulh.s32 q1, q1, q3",
+                "vshr.s32 q4, q0, #31",
+                "vshr.s32 q5, q1, #31",
+                "vqadd.s32 q0, q0, q4",
+                "vqadd.s32 q1, q1, q5",
+                "vldrw.u32 q2, [{k}, #64]",
+                "vldrw.u32 q3, [{k}, #80]",
+                "vrshl.s32 q0, q0, q2",
+                "vrshl.s32 q1, q1, q3",
+                "ldr {t}, [{l}]",
+                "vadd.i32 q0, q0, {t}",
+                "vadd.i32 q1, q1, {t}",
+                "vmax.s32 q0, q0, q6",
+                "vmax.s32 q1, q1, q6",
+                "vmin.s32 q0, q0, q7",
+                "vmin.s32 q1, q1, q7",
+                // Channels 1, 3, 5, 7 into the top halves: 16-bit lanes in
+                // channel order, stored as their low bytes.
+                "vmovnt.i32 q0, q1",
+                "vstrb.16 q0, [r1], #8",
+                "add {k}, {k}, #96",
+                "add {j}, {j}, #8",
+                "subs {g}, {g}, #1",
+                "bne 1b",
+                // The next pixel: its start, the output skip, pixels left.
+                "ldr {t}, [{ctx}, #16]",
+                "ldr {j}, [{ctx}, #12]",
+                "add {j}, {j}, {t}",
+                "str {j}, [{ctx}, #12]",
+                "ldr {t}, [{ctx}, #20]",
+                "add r1, r1, {t}",
+                "ldr {t}, [{ctx}, #24]",
+                "subs {t}, {t}, #1",
+                "str {t}, [{ctx}, #24]",
+                "bne 0b",
+                ctx = in(reg) ctx.as_mut_ptr(),
+                t = out(reg) _,
+                n = in(reg) n,
+                j = out(reg) _,
+                k = out(reg) _,
+                g = out(reg) _,
+                l = in(reg) lim as *const PlaneLimits,
+                // Low registers: the widening loads and the narrowing store
+                // encode Rn in 3 bits.
+                out("r0") _,
+                inout("r1") out.as_mut_ptr() => _,
+                out("r2") _,
+                out("lr") _,
+                out("d0") _, out("d1") _, out("d2") _, out("d3") _,
+                out("d4") _, out("d5") _, out("d6") _, out("d7") _,
+                out("d8") _, out("d9") _, out("d10") _, out("d11") _,
+                out("d12") _, out("d13") _, out("d14") _, out("d15") _,
+                options(nostack),
+            );
+        }
+    }
+    #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+    {
+        let pixels = match runs {
+            Runs::Taps(_) => 1,
+            Runs::Interior { pixels, .. } => *pixels,
+        };
+        for p in 0..pixels {
+            let out = &mut out[p * out_step..];
+            dw_pixel_emulated(runs, p, n, w, k, lim, out, groups);
+        }
     }
 }
 
@@ -571,147 +705,6 @@ fn dw_pixel_emulated(
                 lim.act_max[0],
             ) as i8;
         }
-    }
-}
-
-#[cfg(all(target_arch = "arm", feature = "mve"))]
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn dw_groups_impl(
-    runs: &Runs<'_, '_>,
-    n: usize,
-    w: &[i8],
-    k: &[i32],
-    lim: &PlaneLimits,
-    out: &mut [i8],
-    groups: usize,
-    out_step: usize,
-) {
-    // Run t of group g of pixel p starts at table[t] + start + p·step +
-    // 8g: the pointer table of `Taps` from 0, or the interior offsets from
-    // the first pixel's address.
-    let (table, start, pixels, step) = match runs {
-        Runs::Taps(t) => (t.ptrs().as_ptr() as *const usize, 0usize, 1, 0),
-        Runs::Interior {
-            input,
-            base,
-            offs,
-            pixels,
-            step,
-        } => (
-            offs.as_ptr(),
-            input.as_ptr().wrapping_add(*base) as usize,
-            *pixels,
-            *step,
-        ),
-    };
-    // What the pixel loop reloads: constants, weights, groups, the pixel's
-    // start, its step, the output skip after the groups, pixels left, the
-    // table.
-    let mut ctx: [usize; 8] = [
-        k.as_ptr() as usize,
-        w.as_ptr() as usize,
-        groups,
-        start,
-        step,
-        out_step - 8 * groups,
-        pixels,
-        table as usize,
-    ];
-    // SAFETY: `dw_groups` checked `groups ≥ 1`, `pixels ≥ 1`, `n ≥ 1` runs
-    // each at least 8·groups bytes long (`Taps`: checked on fill, one
-    // pixel; interior runs: base + (pixels − 1)·step + max(offs) +
-    // 8·groups ≤ input.len()), `w` ≥ 8·n·groups bytes, `k` ≥ 24·groups
-    // words (4-aligned: scratch words) and `out` ≥ (pixels − 1)·out_step +
-    // 8·groups bytes with out_step ≥ 8·groups. Group g of pixel p reads
-    // bytes 8g .. 8g + 8 of every run (the table holds n words: pointers,
-    // or offsets from the pixel's start), w[8·n·g .. 8·n·(g + 1)] and
-    // k[24g .. 24g + 24] (both pointers reset per pixel from `ctx`) and
-    // writes out[p·out_step + 8g ..][..8]; `lim` is 48 readable bytes and
-    // `ctx` 32 bytes read and written (words 3 and 6). No stack; q0–q7,
-    // r0–r2, lr and flags are clobbered and declared so.
-    unsafe {
-        core::arch::asm!(
-            "vldrw.u32 q6, [{l}, #16]",
-            "vldrw.u32 q7, [{l}, #32]",
-            "0:",
-            "ldr {k}, [{ctx}]",
-            "ldr r2, [{ctx}, #4]",
-            "ldr {g}, [{ctx}, #8]",
-            "ldr {j}, [{ctx}, #12]",
-            "1:",
-            "ldr {t}, [{ctx}, #28]",
-            "vldrw.u32 q0, [{k}]",
-            "vldrw.u32 q1, [{k}, #16]",
-            "dls lr, {n}",
-            "2:",
-            "ldr r0, [{t}], #4",
-            "add r0, r0, {j}",
-            "vldrb.s16 q2, [r0]",
-            "vldrb.s16 q3, [r2], #8",
-            "vmullb.s16 q4, q2, q3",
-            "vmullt.s16 q5, q2, q3",
-            "vadd.i32 q0, q0, q4",
-            "vadd.i32 q1, q1, q5",
-            "le lr, 2b",
-            // arm_requantize_mve on both halves (right shift ≥ 1).
-            "vldrw.u32 q2, [{k}, #32]",
-            "vldrw.u32 q3, [{k}, #48]",
-            "vqrdmulh.s32 q0, q0, q2",
-            "vqrdmulh.s32 q1, q1, q3",
-            "vshr.s32 q4, q0, #31",
-            "vshr.s32 q5, q1, #31",
-            "vqadd.s32 q0, q0, q4",
-            "vqadd.s32 q1, q1, q5",
-            "vldrw.u32 q2, [{k}, #64]",
-            "vldrw.u32 q3, [{k}, #80]",
-            "vrshl.s32 q0, q0, q2",
-            "vrshl.s32 q1, q1, q3",
-            "ldr {t}, [{l}]",
-            "vadd.i32 q0, q0, {t}",
-            "vadd.i32 q1, q1, {t}",
-            "vmax.s32 q0, q0, q6",
-            "vmax.s32 q1, q1, q6",
-            "vmin.s32 q0, q0, q7",
-            "vmin.s32 q1, q1, q7",
-            // Channels 1, 3, 5, 7 into the top halves: 16-bit lanes in
-            // channel order, stored as their low bytes.
-            "vmovnt.i32 q0, q1",
-            "vstrb.16 q0, [r1], #8",
-            "add {k}, {k}, #96",
-            "add {j}, {j}, #8",
-            "subs {g}, {g}, #1",
-            "bne 1b",
-            // The next pixel: its start, the output skip, pixels left.
-            "ldr {t}, [{ctx}, #16]",
-            "ldr {j}, [{ctx}, #12]",
-            "add {j}, {j}, {t}",
-            "str {j}, [{ctx}, #12]",
-            "ldr {t}, [{ctx}, #20]",
-            "add r1, r1, {t}",
-            "ldr {t}, [{ctx}, #24]",
-            "subs {t}, {t}, #1",
-            "str {t}, [{ctx}, #24]",
-            "bne 0b",
-            ctx = in(reg) ctx.as_mut_ptr(),
-            t = out(reg) _,
-            n = in(reg) n,
-            j = out(reg) _,
-            k = out(reg) _,
-            g = out(reg) _,
-            l = in(reg) lim as *const PlaneLimits,
-            // Low registers: the widening loads and the narrowing store
-            // encode Rn in 3 bits.
-            out("r0") _,
-            inout("r1") out.as_mut_ptr() => _,
-            out("r2") _,
-            out("lr") _,
-            out("d0") _, out("d1") _, out("d2") _, out("d3") _,
-            out("d4") _, out("d5") _, out("d6") _, out("d7") _,
-            out("d8") _, out("d9") _, out("d10") _, out("d11") _,
-            out("d12") _, out("d13") _, out("d14") _, out("d15") _,
-            options(nostack),
-        );
     }
 }
 

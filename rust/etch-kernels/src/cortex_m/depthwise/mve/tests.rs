@@ -41,13 +41,10 @@ fn mve_planar_matches_reference() {
     ];
     for _ in 0..if cfg!(miri) { 2 } else { 40 } {
         let k = (r.range(1, 3) as usize, r.range(1, 4) as usize);
-        let p = (
-            r.range(0, k.0 as i64 - 1) as usize,
-            r.range(0, k.1 as i64 - 1) as usize,
-        );
+        let p = random_padding(&mut r, k);
         let c = 8 * r.range(1, 3) as usize;
         let stride = if r.range(0, 9) == 0 { 2 } else { 1 };
-        let mut g = geometry(
+        let g = geometry(
             (
                 r.range(k.0 as i64, 9) as usize,
                 r.range(k.1 as i64, 7) as usize,
@@ -58,18 +55,9 @@ fn mve_planar_matches_reference() {
             (stride, 1),
             p,
         );
-        if r.range(0, 4) == 0 {
-            g.dilation = (1, 2);
-            g.output.w = out_size(g.input.w, k.1, 1, p.1, 2);
-            if g.output.w == 0 || g.input.w + 2 * p.1 < 2 * (k.1 - 1) + 1 {
-                continue;
-            }
+        if let Some(g) = dilate_or_batch(&mut r, g, 1) {
+            shapes.push(g);
         }
-        if r.range(0, 5) == 0 {
-            g.input.n = 2;
-            g.output.n = 2;
-        }
-        shapes.push(g);
     }
     let mut taken = 0;
     for (case, g) in shapes.iter().enumerate() {
@@ -120,13 +108,10 @@ fn mve_channel_groups_match_reference() {
     ];
     for _ in 0..if cfg!(miri) { 2 } else { 40 } {
         let k = (r.range(1, 5) as usize, r.range(1, 5) as usize);
-        let p = (
-            r.range(0, k.0 as i64 - 1) as usize,
-            r.range(0, k.1 as i64 - 1) as usize,
-        );
+        let p = random_padding(&mut r, k);
         let c = 8 * r.range(1, 20) as usize;
         let s = (r.range(1, 3) as usize, r.range(1, 3) as usize);
-        let mut g = geometry(
+        let g = geometry(
             (
                 r.range(k.0 as i64, 9) as usize,
                 r.range(k.1 as i64, 9) as usize,
@@ -137,18 +122,9 @@ fn mve_channel_groups_match_reference() {
             s,
             p,
         );
-        if r.range(0, 4) == 0 {
-            g.dilation = (2, 1);
-            g.output.h = out_size(g.input.h, k.0, s.0, p.0, 2);
-            if g.output.h == 0 || g.input.h + 2 * p.0 < 2 * (k.0 - 1) + 1 {
-                continue;
-            }
+        if let Some(g) = dilate_or_batch(&mut r, g, 0) {
+            shapes.push(g);
         }
-        if r.range(0, 5) == 0 {
-            g.input.n = 2;
-            g.output.n = 2;
-        }
-        shapes.push(g);
     }
     let mut taken = 0;
     for (case, g) in shapes.iter().enumerate() {

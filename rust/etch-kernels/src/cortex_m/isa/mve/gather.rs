@@ -131,9 +131,9 @@ pub(crate) fn window_sum16(
     Ok(out)
 }
 
-#[cfg(all(target_arch = "arm", feature = "mve"))]
+/// The instructions on Arm with Helium, plain Rust elsewhere (the host
+/// tests' reference); each function's wrapper above checked its bounds.
 mod imp {
-
     #[inline(always)]
     pub(super) fn gather_windows(
         plane: &[i8],
@@ -144,182 +144,54 @@ mod imp {
         chunks: usize,
         dst: &mut [i8],
     ) {
-        // SAFETY: `gather_windows` checked `count ≥ 1`, every gathered
-        // byte base + k·step + offs[j] (k < count, offs[j] ≤ the maximum
-        // it checked) inside `plane`, and `dst.len() ≥ 16·chunks·count`:
-        // window k writes dst[16·chunks·k .. 16·chunks·(k + 1)]. `offs`
-        // holds 16·chunks bytes (`GatherOffsets::new`). No stack; q0, q1,
-        // lr and flags are clobbered.
-        unsafe {
-            core::arch::asm!(
-                "1:",
-                "mov {t}, {o}",
-                "wls lr, {chunks}, 3f",
-                "2:",
-                "vldrb.u8 q1, [{t}], #16",
-                "vldrb.u8 q0, [{src}, q1]",
-                "vstrb.8 q0, [{d}], #16",
-                "le lr, 2b",
-                "3:",
-                "add {src}, {src}, {step}",
-                "subs {n}, {n}, #1",
-                "bne 1b",
-                src = inout(reg) plane.as_ptr().add(base) => _,
-                o = in(reg) offs.as_ptr(),
-                t = out(reg) _,
-                chunks = in(reg) chunks,
-                d = inout(reg) dst.as_mut_ptr() => _,
-                step = in(reg) step,
-                n = inout(reg) count => _,
-                out("lr") _,
-                out("d0") _, out("d1") _, out("d2") _, out("d3") _,
-                options(nostack),
-            );
+        #[cfg(all(target_arch = "arm", feature = "mve"))]
+        {
+            // SAFETY: `gather_windows` checked `count ≥ 1`, every gathered
+            // byte base + k·step + offs[j] (k < count, offs[j] ≤ the maximum
+            // it checked) inside `plane`, and `dst.len() ≥ 16·chunks·count`:
+            // window k writes dst[16·chunks·k .. 16·chunks·(k + 1)]. `offs`
+            // holds 16·chunks bytes (`GatherOffsets::new`). No stack; q0, q1,
+            // lr and flags are clobbered.
+            unsafe {
+                core::arch::asm!(
+                    "1:",
+                    "mov {t}, {o}",
+                    "wls lr, {chunks}, 3f",
+                    "2:",
+                    "vldrb.u8 q1, [{t}], #16",
+                    "vldrb.u8 q0, [{src}, q1]",
+                    "vstrb.8 q0, [{d}], #16",
+                    "le lr, 2b",
+                    "3:",
+                    "add {src}, {src}, {step}",
+                    "subs {n}, {n}, #1",
+                    "bne 1b",
+                    src = inout(reg) plane.as_ptr().add(base) => _,
+                    o = in(reg) offs.as_ptr(),
+                    t = out(reg) _,
+                    chunks = in(reg) chunks,
+                    d = inout(reg) dst.as_mut_ptr() => _,
+                    step = in(reg) step,
+                    n = inout(reg) count => _,
+                    out("lr") _,
+                    out("d0") _, out("d1") _, out("d2") _, out("d3") _,
+                    options(nostack),
+                );
+            }
         }
-    }
-
-    #[inline(always)]
-    pub(super) fn pack_col(
-        filter: &[i8],
-        start: usize,
-        cout: usize,
-        ntaps: usize,
-        chunks: usize,
-        dst: &mut [i8],
-    ) -> i32 {
-        let offs: [u16; 8] = core::array::from_fn(|l| (l * cout) as u16);
-        let sum: i32;
-        // SAFETY: `pack_col` checked `1 ≤ ntaps ≤ 16·chunks`, `7·cout <
-        // 2^16` (the gather's offsets), filter[start + (ntaps − 1)·cout]
-        // inside `filter` and `dst.len() ≥ 64·(chunks − 1) + 16`. Half h
-        // (taps 8h ..) gathers filter[start + (8h + n)·cout] only for the
-        // lanes n with 8h + n < ntaps (VCTP; predicated-off lanes read
-        // nothing and load 0) and stores dst[64⌊h/2⌋ + 8(h mod 2) ..] (8
-        // bytes). `offs` is 16 readable bytes. No stack; q0, q7, lr and
-        // flags are clobbered.
-        unsafe {
-            core::arch::asm!(
-                "vldrh.u16 q7, [{o}]",
-                "movs r0, #0",
-                "wls lr, {chunks}, 3f",
-                "2:",
-                "vctp.16 {rem}",
-                "vpst",
-                "vldrbt.s16 q0, [{src}, q7]",
-                "vstrb.16 q0, [r1]",
-                "vaddva.s16 r0, q0",
-                "add {src}, {src}, {step}",
-                "subs {rem}, {rem}, #8",
-                "it mi",
-                "movmi {rem}, #0",
-                "vctp.16 {rem}",
-                "vpst",
-                "vldrbt.s16 q0, [{src}, q7]",
-                "vstrb.16 q0, [r1, #8]",
-                "vaddva.s16 r0, q0",
-                "add {src}, {src}, {step}",
-                "subs {rem}, {rem}, #8",
-                "it mi",
-                "movmi {rem}, #0",
-                "add r1, r1, #64",
-                "le lr, 2b",
-                "3:",
-                o = in(reg) offs.as_ptr(),
-                // An even register: VADDVA's destination.
-                out("r0") sum,
-                chunks = in(reg) chunks,
-                rem = inout(reg) ntaps => _,
-                src = inout(reg) filter.as_ptr().add(start) => _,
-                step = in(reg) 8 * cout,
-                // A low register: the narrowing VSTRB.16 encodes Rn in 3 bits.
-                inout("r1") dst.as_mut_ptr() => _,
-                out("lr") _,
-                out("d0") _, out("d1") _, out("d14") _, out("d15") _,
-                options(nostack),
-            );
-        }
-        sum
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    pub(super) fn window_sum16(
-        input: &[i8],
-        start: usize,
-        rows: usize,
-        cols: usize,
-        row_step: usize,
-        px_step: usize,
-        out: &mut [i32; 16],
-    ) {
-        // SAFETY: `window_sum16` checked `rows, cols ≥ 1` and start + (rows
-        // − 1)·row_step + (cols − 1)·px_step + 16 ≤ input.len(): pixel (y,
-        // x) reads input[start + y·row_step + x·px_step ..][..16] (four
-        // widening loads of 4). `out` is 64 writable bytes, 4-aligned.
-        // No stack; q0, q4–q7, r1, lr and flags are clobbered.
-        unsafe {
-            core::arch::asm!(
-                "vmov.i32 q4, #0",
-                "vmov.i32 q5, #0",
-                "vmov.i32 q6, #0",
-                "vmov.i32 q7, #0",
-                "1:",
-                "mov r1, {p}",
-                "wls lr, {cols}, 3f",
-                "2:",
-                "vldrb.s32 q0, [r1]",
-                "vadd.i32 q4, q4, q0",
-                "vldrb.s32 q0, [r1, #4]",
-                "vadd.i32 q5, q5, q0",
-                "vldrb.s32 q0, [r1, #8]",
-                "vadd.i32 q6, q6, q0",
-                "vldrb.s32 q0, [r1, #12]",
-                "vadd.i32 q7, q7, q0",
-                "add r1, r1, {px}",
-                "le lr, 2b",
-                "3:",
-                "add {p}, {p}, {row}",
-                "subs {rows}, {rows}, #1",
-                "bne 1b",
-                "vstrw.32 q4, [{o}]",
-                "vstrw.32 q5, [{o}, #16]",
-                "vstrw.32 q6, [{o}, #32]",
-                "vstrw.32 q7, [{o}, #48]",
-                p = inout(reg) input.as_ptr().add(start) => _,
-                cols = in(reg) cols,
-                px = in(reg) px_step,
-                row = in(reg) row_step,
-                rows = inout(reg) rows => _,
-                o = in(reg) out.as_mut_ptr(),
-                out("r1") _, out("lr") _,
-                out("d0") _, out("d1") _,
-                out("d8") _, out("d9") _, out("d10") _, out("d11") _,
-                out("d12") _, out("d13") _, out("d14") _, out("d15") _,
-                options(nostack),
-            );
-        }
-    }
-}
-
-#[cfg(not(all(target_arch = "arm", feature = "mve")))]
-mod imp {
-    pub(super) fn gather_windows(
-        plane: &[i8],
-        base: usize,
-        step: usize,
-        count: usize,
-        offs: &[u8],
-        chunks: usize,
-        dst: &mut [i8],
-    ) {
-        let n = 16 * chunks;
-        for k in 0..count {
-            for (j, &o) in offs.iter().take(n).enumerate() {
-                dst[n * k + j] = plane[base + k * step + o as usize];
+        // Off target: the same bytes in plain Rust.
+        #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+        {
+            let n = 16 * chunks;
+            for k in 0..count {
+                for (j, &o) in offs.iter().take(n).enumerate() {
+                    dst[n * k + j] = plane[base + k * step + o as usize];
+                }
             }
         }
     }
 
+    #[inline(always)]
     pub(super) fn pack_col(
         filter: &[i8],
         start: usize,
@@ -328,20 +200,80 @@ mod imp {
         chunks: usize,
         dst: &mut [i8],
     ) -> i32 {
-        let mut sum = 0i32;
-        for t in 0..16 * chunks {
-            let v = if t < ntaps {
-                filter[start + t * cout]
-            } else {
-                0
-            };
-            dst[64 * (t / 16) + t % 16] = v;
-            sum = sum.wrapping_add(v as i32);
+        #[cfg(all(target_arch = "arm", feature = "mve"))]
+        {
+            let offs: [u16; 8] = core::array::from_fn(|l| (l * cout) as u16);
+            let sum: i32;
+            // SAFETY: `pack_col` checked `1 ≤ ntaps ≤ 16·chunks`, `7·cout <
+            // 2^16` (the gather's offsets), filter[start + (ntaps − 1)·cout]
+            // inside `filter` and `dst.len() ≥ 64·(chunks − 1) + 16`. Half h
+            // (taps 8h ..) gathers filter[start + (8h + n)·cout] only for the
+            // lanes n with 8h + n < ntaps (VCTP; predicated-off lanes read
+            // nothing and load 0) and stores dst[64⌊h/2⌋ + 8(h mod 2) ..] (8
+            // bytes). `offs` is 16 readable bytes. No stack; q0, q7, lr and
+            // flags are clobbered.
+            unsafe {
+                core::arch::asm!(
+                    "vldrh.u16 q7, [{o}]",
+                    "movs r0, #0",
+                    "wls lr, {chunks}, 3f",
+                    "2:",
+                    "vctp.16 {rem}",
+                    "vpst",
+                    "vldrbt.s16 q0, [{src}, q7]",
+                    "vstrb.16 q0, [r1]",
+                    "vaddva.s16 r0, q0",
+                    "add {src}, {src}, {step}",
+                    "subs {rem}, {rem}, #8",
+                    "it mi",
+                    "movmi {rem}, #0",
+                    "vctp.16 {rem}",
+                    "vpst",
+                    "vldrbt.s16 q0, [{src}, q7]",
+                    "vstrb.16 q0, [r1, #8]",
+                    "vaddva.s16 r0, q0",
+                    "add {src}, {src}, {step}",
+                    "subs {rem}, {rem}, #8",
+                    "it mi",
+                    "movmi {rem}, #0",
+                    "add r1, r1, #64",
+                    "le lr, 2b",
+                    "3:",
+                    o = in(reg) offs.as_ptr(),
+                    // An even register: VADDVA's destination.
+                    out("r0") sum,
+                    chunks = in(reg) chunks,
+                    rem = inout(reg) ntaps => _,
+                    src = inout(reg) filter.as_ptr().add(start) => _,
+                    step = in(reg) 8 * cout,
+                    // A low register: the narrowing VSTRB.16 encodes Rn in 3 bits.
+                    inout("r1") dst.as_mut_ptr() => _,
+                    out("lr") _,
+                    out("d0") _, out("d1") _, out("d14") _, out("d15") _,
+                    options(nostack),
+                );
+            }
+            sum
         }
-        sum
+        // Off target: the same bytes in plain Rust.
+        #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+        {
+            let mut sum = 0i32;
+            for t in 0..16 * chunks {
+                let v = if t < ntaps {
+                    filter[start + t * cout]
+                } else {
+                    0
+                };
+                dst[64 * (t / 16) + t % 16] = v;
+                sum = sum.wrapping_add(v as i32);
+            }
+            sum
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn window_sum16(
         input: &[i8],
         start: usize,
@@ -351,11 +283,64 @@ mod imp {
         px_step: usize,
         out: &mut [i32; 16],
     ) {
-        for y in 0..rows {
-            for x in 0..cols {
-                let p = start + y * row_step + x * px_step;
-                for (l, o) in out.iter_mut().enumerate() {
-                    *o = o.wrapping_add(input[p + l] as i32);
+        #[cfg(all(target_arch = "arm", feature = "mve"))]
+        {
+            // SAFETY: `window_sum16` checked `rows, cols ≥ 1` and start + (rows
+            // − 1)·row_step + (cols − 1)·px_step + 16 ≤ input.len(): pixel (y,
+            // x) reads input[start + y·row_step + x·px_step ..][..16] (four
+            // widening loads of 4). `out` is 64 writable bytes, 4-aligned.
+            // No stack; q0, q4–q7, r1, lr and flags are clobbered.
+            unsafe {
+                core::arch::asm!(
+                    "vmov.i32 q4, #0",
+                    "vmov.i32 q5, #0",
+                    "vmov.i32 q6, #0",
+                    "vmov.i32 q7, #0",
+                    "1:",
+                    "mov r1, {p}",
+                    "wls lr, {cols}, 3f",
+                    "2:",
+                    "vldrb.s32 q0, [r1]",
+                    "vadd.i32 q4, q4, q0",
+                    "vldrb.s32 q0, [r1, #4]",
+                    "vadd.i32 q5, q5, q0",
+                    "vldrb.s32 q0, [r1, #8]",
+                    "vadd.i32 q6, q6, q0",
+                    "vldrb.s32 q0, [r1, #12]",
+                    "vadd.i32 q7, q7, q0",
+                    "add r1, r1, {px}",
+                    "le lr, 2b",
+                    "3:",
+                    "add {p}, {p}, {row}",
+                    "subs {rows}, {rows}, #1",
+                    "bne 1b",
+                    "vstrw.32 q4, [{o}]",
+                    "vstrw.32 q5, [{o}, #16]",
+                    "vstrw.32 q6, [{o}, #32]",
+                    "vstrw.32 q7, [{o}, #48]",
+                    p = inout(reg) input.as_ptr().add(start) => _,
+                    cols = in(reg) cols,
+                    px = in(reg) px_step,
+                    row = in(reg) row_step,
+                    rows = inout(reg) rows => _,
+                    o = in(reg) out.as_mut_ptr(),
+                    out("r1") _, out("lr") _,
+                    out("d0") _, out("d1") _,
+                    out("d8") _, out("d9") _, out("d10") _, out("d11") _,
+                    out("d12") _, out("d13") _, out("d14") _, out("d15") _,
+                    options(nostack),
+                );
+            }
+        }
+        // Off target: the same bytes in plain Rust.
+        #[cfg(not(all(target_arch = "arm", feature = "mve")))]
+        {
+            for y in 0..rows {
+                for x in 0..cols {
+                    let p = start + y * row_step + x * px_step;
+                    for (l, o) in out.iter_mut().enumerate() {
+                        *o = o.wrapping_add(input[p + l] as i32);
+                    }
                 }
             }
         }

@@ -34,6 +34,35 @@ pub(crate) struct PlaneLimits {
     pub(crate) act_max: [i32; 4],
 }
 
+/// The bytes a [`dw_plane_in`]/[`dw_plane_out`] pass reaches: on the NHWC
+/// side `(rows·w − 1)·cstride + 8`, in the planes `start + (rows − 1)·s +
+/// w + 7·ps`; `None` unless `rows, w ≥ 1`, `w ≤ s` and `7·ps ≤ 65535`.
+#[inline]
+fn reach(
+    rows: usize,
+    w: usize,
+    cstride: usize,
+    start: usize,
+    s: usize,
+    ps: usize,
+) -> Option<(usize, usize)> {
+    if rows == 0 || w == 0 || w > s || ps > 65535 / 7 {
+        return None;
+    }
+    let nhwc = rows
+        .checked_mul(w)?
+        .checked_sub(1)?
+        .checked_mul(cstride)?
+        .checked_add(PLANE_GROUP)?;
+    let plane = rows
+        .checked_sub(1)?
+        .checked_mul(s)?
+        .checked_add(start)?
+        .checked_add(w)?
+        .checked_add(7 * ps)?;
+    Some((nhwc, plane))
+}
+
 /// Fills `planes` with `zp`, then writes [`PLANE_GROUP`] channels of `rows`
 /// rows of `w` pixels (pixel `p` of the run at `src[p·cstride ..]`, its
 /// channels `0..8` contiguous) into eight planes `ps` bytes apart: pixel
@@ -55,26 +84,10 @@ pub(crate) fn dw_plane_in(
     s: usize,
     ps: usize,
 ) -> KernelResult {
-    let last_src = rows
-        .checked_mul(w)
-        .and_then(|n| n.checked_sub(1))
-        .and_then(|n| n.checked_mul(cstride))
-        .and_then(|n| n.checked_add(PLANE_GROUP));
-    let last_dst = rows
-        .checked_sub(1)
-        .and_then(|r| r.checked_mul(s))
-        .and_then(|v| v.checked_add(start))
-        .and_then(|v| v.checked_add(w))
-        .and_then(|v| v.checked_add(7 * ps));
-    if rows == 0
-        || w == 0
-        || w > s
-        || ps > 65535 / 7
-        || !planes.len().is_multiple_of(16)
-        || last_src.is_none_or(|n| n > src.len())
-        || last_dst.is_none_or(|n| n > planes.len())
-    {
-        return Err(KernelError::InvalidArgument);
+    match reach(rows, w, cstride, start, s, ps) {
+        Some((nhwc, plane))
+            if nhwc <= src.len() && plane <= planes.len() && planes.len().is_multiple_of(16) => {}
+        _ => return Err(KernelError::InvalidArgument),
     }
     imp::dw_plane_in(src, cstride, rows, w, planes, zp, start, s, ps);
     Ok(())
@@ -95,24 +108,9 @@ pub(crate) fn dw_plane_out(
     dst: &mut [i8],
     cstride: usize,
 ) -> KernelResult {
-    let last_dst = rows
-        .checked_mul(w)
-        .and_then(|n| n.checked_sub(1))
-        .and_then(|n| n.checked_mul(cstride))
-        .and_then(|n| n.checked_add(PLANE_GROUP));
-    let last_src = rows
-        .checked_sub(1)
-        .and_then(|r| r.checked_mul(s))
-        .and_then(|v| v.checked_add(w))
-        .and_then(|v| v.checked_add(7 * ps));
-    if rows == 0
-        || w == 0
-        || w > s
-        || ps > 65535 / 7
-        || last_src.is_none_or(|n| n > planes.len())
-        || last_dst.is_none_or(|n| n > dst.len())
-    {
-        return Err(KernelError::InvalidArgument);
+    match reach(rows, w, cstride, 0, s, ps) {
+        Some((nhwc, plane)) if nhwc <= dst.len() && plane <= planes.len() => {}
+        _ => return Err(KernelError::InvalidArgument),
     }
     imp::dw_plane_out(planes, s, rows, w, ps, dst, cstride);
     Ok(())
