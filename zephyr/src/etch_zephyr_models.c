@@ -94,8 +94,19 @@ static etch_status_t usable(struct etch_zephyr_models *m, etch_program_t *progra
 			    const uint8_t *pte, size_t len)
 {
 	size_t missing = 0;
-	etch_status_t st = etch_program_load(program, pte, len, true);
+	etch_status_t st;
 
+	/* The program executes in place: say so instead of etch_program_load's
+	 * bare InvalidArgument (a flash simulator's RAM off native_sim, or a
+	 * partition at an odd offset).
+	 */
+	if ((uintptr_t)pte % 16U != 0U) {
+		printk("etch: the .pte at %p is not 16-byte aligned (it runs in place): "
+		       "align the partition and its memory to 16 bytes\n",
+		       (const void *)pte);
+		return ETCH_INVALID_ARGUMENT;
+	}
+	st = etch_program_load(program, pte, len, true);
 	if (st != ETCH_OK) {
 		etch_zephyr_print_error("etch_program_load", st, program, NULL);
 		return st;

@@ -1,6 +1,6 @@
 /*
- * Models in two flash partitions (CONFIG_ETCH_MODEL_SLOTS) on native_sim's
- * flash simulator: the boot picks the newer usable image and falls back to
+ * Models in two flash partitions (CONFIG_ETCH_MODEL_SLOTS) on a flash
+ * simulator (native_sim's, or qemu_riscv32's in a RAM region): the boot picks the newer usable image and falls back to
  * the other; an update goes to the inactive slot and is activated only
  * after its length, SHA-256, program verification and operators are
  * checked; corrupted, truncated and foreign updates and power cuts leave
