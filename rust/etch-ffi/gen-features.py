@@ -41,7 +41,7 @@ start, stop = text.index(BEGIN), text.index(END) + len(END)
 new = text[:start] + section + text[stop:]
 if "--check" in sys.argv:
     if new != text:
-        print("rust/etch-ffi/Cargo.toml: forwarded features are stale; run rust/etch-ffi/gen-features.py")
+        print("rust/etch-ffi/Cargo.toml: forwarded features are stale; run tools/gen-ops.py")
         sys.exit(1)
     print("ok   etch-ffi forwards every etch-kernels feature")
 else:

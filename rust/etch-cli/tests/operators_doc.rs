@@ -1,6 +1,8 @@
-//! docs/operators.md is what `etch ops --markdown` generates from the
-//! kernels, the fixture programs and tools/export/portable_ops.txt: adding a
-//! kernel or a fixture program without regenerating it fails here.
+//! What tools/gen-ops.py writes is fresh: docs/operators.md is what `etch
+//! ops --markdown` generates from the kernels, the fixture programs and
+//! tools/export/portable_ops.txt, and the operator features of etch-kernels'
+//! and etch-ffi's Cargo.toml are the ones the `KERNELS` lists declare.
+//! Adding a kernel or a fixture program without regenerating fails here.
 
 use std::path::Path;
 use std::process::Command;
@@ -28,8 +30,24 @@ fn operators_md_is_fresh() {
             .unwrap_or(generated.lines().count().min(committed.lines().count()));
         panic!(
             "docs/operators.md is stale (first difference at line {}): regenerate it with\n  \
-             cargo run -p etch-cli -- ops --markdown > docs/operators.md",
+             tools/gen-ops.py",
             first + 1
         );
     }
+}
+
+#[test]
+fn operator_features_are_fresh() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("python3")
+        .arg(root.join("tools/gen-ops.py"))
+        .arg("--check")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
