@@ -152,6 +152,11 @@ CASES = [
     unary_case("silu_f32", torch.nn.functional.silu, f32(4, 8)),
     unary_case("logical_not_f32", torch.logical_not, f32(2, 6)),
     unary_case("logical_not_bool", torch.logical_not, torch.rand(2, 6) > 0.5),
+    # bitwise_not: `~x` of integers, `~mask` of Bool (fixed values: no seeded draws).
+    unary_case("bitwise_not_i32", torch.bitwise_not, torch.tensor([[0, -1, 1, 2**31 - 1], [-2**31, 12345, -256, 255]], dtype=torch.int32)),
+    unary_case("bitwise_not_u8", torch.bitwise_not, torch.tensor([0, 1, 127, 128, 254, 255], dtype=torch.uint8)),
+    unary_case("bitwise_not_i64", torch.bitwise_not, torch.tensor([0, -1, -2**63, 2**63 - 1, 42], dtype=torch.int64)),
+    unary_case("bitwise_not_bool", lambda m: ~m, torch.tensor([[True, False, True], [False, False, True]])),
     unary_case("tanh_channels_last", torch.tanh, f32(1, 3, 2, 4).to(memory_format=torch.channels_last)),
     # --- binary arithmetic ---
     case("add_f32_broadcast", Fn(lambda a, b: a + b), (f32(2, 3, 4), f32(3, 1, edges=False))),

@@ -81,6 +81,8 @@ pub const KERNELS: &[Kernel] = &[
     NEG_OUT,
     #[cfg(feature = "op-aten-logical_not-out")]
     LOGICAL_NOT_OUT,
+    #[cfg(feature = "op-aten-bitwise_not-out")]
+    BITWISE_NOT_OUT,
     #[cfg(feature = "op-aten-isnan-out")]
     ISNAN_OUT,
     #[cfg(feature = "op-aten-isinf-out")]
@@ -315,6 +317,27 @@ pub const LOGICAL_NOT_OUT: Kernel = op!(
         let x = required(x, arg!(SCHEMA, self))?;
         same_shape(&x, &out)?;
         map::<bool, bool, 1>([&x], &mut out, |[v]| !v)
+    }
+);
+
+/// `bitwise_not.out`: portable `op_bitwise_not.cpp`: `!x` for Bool, `~x`
+/// for the integer dtypes (in 64 bits, stored wrapped: the same bits), one
+/// dtype and shape in and out; a floating input is InvalidArgument.
+pub const BITWISE_NOT_OUT: Kernel = op!(
+    "aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    |ctx| {
+        let [x_arg, out_arg] = arg!(SCHEMA, [self, out]);
+        crate::ops::dynamic::resize_like(ctx, out_arg, x_arg)?;
+        let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+        let x = required(x, x_arg)?;
+        same_shape_and_dtype(&x, &out)?;
+        if x.dtype == ScalarType::BOOL {
+            map::<bool, bool, 1>([&x], &mut out, |[v]| !v)
+        } else if is_float(x.dtype) {
+            Err(invalid("bitwise_not takes integer or Bool tensors"))
+        } else {
+            map::<i64, i64, 1>([&x], &mut out, |[v]| !v)
+        }
     }
 );
 
