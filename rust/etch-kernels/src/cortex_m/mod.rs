@@ -36,7 +36,8 @@ pub use pool::{avg_pool_s8, max_pool_s8};
 
 /// The multiply-accumulate implementation this build runs: Helium layer
 /// kernels with `mve` (Cortex-M55/M85), `SXTB16`/`SMLAD` with `dsp`
-/// (Armv7E-M, Armv8-M Mainline), SSE2 layer kernels on x86-64 with SSE2,
+/// (Armv7E-M, Armv8-M Mainline), SSE2 layer kernels on x86-64 with SSE2 (AVX2
+/// ones where CPUID reports it at run time),
 /// plain Rust otherwise. Chosen by `target_feature`, not the architecture
 /// alone: Zephyr's Rust target for native_sim/native/64,
 /// `x86_64-unknown-none`, has no SSE (soft float), and SSE2 intrinsics there

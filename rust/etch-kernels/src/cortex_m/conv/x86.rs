@@ -5,6 +5,9 @@
 #![cfg_attr(feature = "dsp", allow(dead_code))]
 
 use super::super::common::{init, row, ConvOperands};
+mod avx2;
+
+use super::super::isa::x86::avx2 as avx2_isa;
 use super::super::isa::x86::{
     add32, dot4, dot8, finish4, pack4, pack8, zero, Rq4, MAX_LEN, PACK_WORDS,
 };
@@ -25,6 +28,13 @@ impl ConvMac for X86 {
         output: &mut [i8],
         _scratch: &mut [u64],
     ) -> Option<KernelResult> {
+        if avx2_isa::detected() {
+            // SAFETY: the CPU runs AVX2 (detected), all `avx2::pointwise`
+            // requires.
+            if let Some(done) = unsafe { avx2::pointwise(ops, output) } {
+                return Some(done);
+            }
+        }
         pointwise(ops, output)
     }
 

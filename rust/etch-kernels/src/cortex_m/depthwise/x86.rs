@@ -4,7 +4,10 @@
 //! for the other depthwise loops.
 #![cfg_attr(feature = "dsp", allow(dead_code))]
 
+mod avx2;
+
 use super::super::common::ConvOperands;
+use super::super::isa::x86::avx2 as avx2_isa;
 use super::super::isa::x86::{
     add32, dot4, dot8, finish4, madd16, pack16, pack4, pack8, unpackhi8, unpacklo8, widen, zero,
     Rq4, MAX_LEN, PACK_WORDS,
@@ -25,6 +28,13 @@ impl DepthwiseMac for X86 {
         output: &mut [i8],
         _scratch: &mut [u64],
     ) -> Option<KernelResult> {
+        if avx2_isa::detected() {
+            // SAFETY: the CPU runs AVX2 (detected), all
+            // `avx2::single_channel` requires.
+            if let Some(done) = unsafe { avx2::single_channel(ops, output) } {
+                return Some(done);
+            }
+        }
         single_channel(ops, output)
     }
 
@@ -34,6 +44,13 @@ impl DepthwiseMac for X86 {
         output: &mut [i8],
         _scratch: &mut [u64],
     ) -> Option<KernelResult> {
+        if avx2_isa::detected() {
+            // SAFETY: the CPU runs AVX2 (detected), all `avx2::mult1`
+            // requires.
+            if let Some(done) = unsafe { avx2::mult1(ops, output) } {
+                return Some(done);
+            }
+        }
         mult1(ops, output)
     }
 

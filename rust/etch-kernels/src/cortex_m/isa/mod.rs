@@ -47,9 +47,10 @@ pub(crate) struct Dsp;
 #[cfg_attr(not(any(test, feature = "mve")), allow(dead_code))]
 pub(crate) struct Mve;
 
-/// x86-64 hosts: SSE2 (`PMADDWD`, baseline on every x86-64 CPU, so no
-/// runtime detection) layer kernels for the pointwise and depthwise
-/// convolutions (`x86`), [`Scalar`]'s building blocks elsewhere.
+/// x86-64 hosts: layer kernels for the pointwise and depthwise
+/// convolutions (`x86`): AVX2 where CPUID reports it at run time, else
+/// SSE2 (`PMADDWD`, baseline on every x86-64 CPU); [`Scalar`]'s building
+/// blocks elsewhere.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[cfg_attr(any(feature = "dsp", not(test)), allow(dead_code))]
 pub(crate) struct X86;

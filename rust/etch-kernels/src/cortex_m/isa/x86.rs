@@ -1,6 +1,7 @@
 //! x86-64 building blocks of the [`X86`](super::X86) layer kernels
-//! (`conv/x86.rs`, `depthwise/x86.rs`): SSE2 only, which every x86-64 CPU
-//! and every hosted x86-64 target has (no runtime detection). Compiled only with
+//! (`conv/x86.rs`, `depthwise/x86.rs`): SSE2, which every x86-64 CPU and
+//! every hosted x86-64 target has (the AVX2 ones, for CPUs that report it
+//! at run time, are in [`avx2`]). Compiled only with
 //! `all(target_arch = "x86_64", target_feature = "sse2")`: `i686`, other
 //! architectures and `x86_64-unknown-none` (no SSE: Zephyr's
 //! native_sim/native/64 Rust target) take [`Scalar`](super::Scalar).
@@ -17,6 +18,8 @@
 #![cfg_attr(feature = "dsp", allow(dead_code))]
 
 use core::arch::x86_64::{self as arch, __m128i};
+
+pub(crate) mod avx2;
 
 /// Safe wrappers of the SSE2 intrinsics the kernels use, one `unsafe` each.
 macro_rules! sse2 {
