@@ -54,10 +54,9 @@
 
 use etch_pte::schema::EValue;
 use etch_pte::tensor::MAX_RANK;
-use etch_pte::{Value, Vector};
+use etch_pte::{PteFile, Value, Vector};
 
-use crate::meta::MethodMeta;
-use crate::state::{Overrides, UNSET};
+use crate::overrides::{Overrides, UNSET};
 use crate::tensor::Shape;
 use crate::values::{bad_arg, place, Loc};
 use crate::{Result, ScalarType};
@@ -79,10 +78,10 @@ const CHANNELS_LAST: [u8; 4] = [0, 2, 3, 1];
 /// Largest value a 28-bit payload holds.
 const PAYLOAD_MAX: usize = (1 << 28) - 1;
 
-/// What filling needs besides the program: the file's bytes (positions are
-/// into them) and the run-time value slots (such values stay `SLOW`).
+/// What filling needs besides the program: the file (positions are into
+/// its bytes) and the run-time value slots (such values stay `SLOW`).
 pub(crate) struct Env<'e, 'a> {
-    pub meta: &'e MethodMeta<'a>,
+    pub file: PteFile<'a>,
     pub overrides: Overrides<'e>,
 }
 
@@ -316,12 +315,12 @@ fn tensor_words(
     {
         return None;
     }
-    let r = resolve_tensor(env.meta, *values, env.overrides, &[], v).ok()?;
+    let r = resolve_tensor(&env.file, *values, env.overrides, &[], v).ok()?;
     r.dtype.element_size()?;
     if !(0..32).contains(&r.dtype.0) {
         return None;
     }
-    let data = env.meta.data;
+    let data = env.file.data();
     let loc = match r.loc {
         Loc::Planned { memory, offset } if memory < 15 && offset <= PAYLOAD_MAX => {
             (offset as u32) << 4 | (memory as u32 + 1)
@@ -494,7 +493,7 @@ pub(crate) struct Resolved<'a> {
 /// the context's fields, so `io` can resolve while it holds the planned
 /// buffers (`context`), and load decodes calls with it.
 pub(crate) fn resolve_tensor<'a: 's, 's>(
-    meta: &MethodMeta<'a>,
+    file: &PteFile<'a>,
     values: Vector<'a, EValue<'a>>,
     overrides: Overrides<'_>,
     dims: &'s [u8],
@@ -519,7 +518,7 @@ pub(crate) fn resolve_tensor<'a: 's, 's>(
         },
         None => t,
     };
-    let loc = place(&meta.file(), &source, nbytes, i as u32)?;
+    let loc = place(file, &source, nbytes, i as u32)?;
     Ok(Resolved {
         dtype,
         shape,
@@ -535,6 +534,7 @@ pub(crate) fn resolve_tensor<'a: 's, 's>(
 mod tests {
     extern crate std;
     use super::*;
+    use crate::meta::MethodMeta;
     use crate::state::{instruction, Cursor};
     use crate::Program;
     use etch_pte::{InstructionArgs, PteFile};
@@ -599,7 +599,7 @@ mod tests {
         let plan = meta.plan;
         let values = plan.values().unwrap();
         let env = Env {
-            meta,
+            file: meta.file(),
             overrides: Overrides::none(),
         };
         let (mut calls, mut fast, mut tensors) = (0, 0, 0);

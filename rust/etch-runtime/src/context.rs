@@ -12,7 +12,7 @@ use etch_pte::{Value, ValueKind, Vector};
 use crate::calls::{self, resolve_tensor, Call, Resolved};
 use crate::memory::{Pieces, MAX_OUTPUTS};
 use crate::meta::MethodMeta;
-use crate::state::{Overrides, OverridesMut, UNSET};
+use crate::overrides::{Overrides, OverridesMut, UNSET};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
 use crate::values::{bad_arg, Loc};
 use crate::{Result, ScalarType};
@@ -582,7 +582,7 @@ impl<'c, 'a: 'c> Where<'c, 'a> {
         } else {
             a
         };
-        resolve_tensor(self.meta, self.values, self.overrides, self.dims, v).map(Some)
+        resolve_tensor(&self.meta.file(), self.values, self.overrides, self.dims, v).map(Some)
     }
 }
 

@@ -30,6 +30,7 @@ pub mod loader;
 pub mod memory;
 pub mod meta;
 pub mod method;
+mod overrides;
 pub mod program;
 pub mod registry;
 pub mod signature;

@@ -7,8 +7,9 @@ use etch_pte::{InstructionArgs, Value, ValueKind, Vector};
 use crate::backend::Backend;
 use crate::context::{Arenas, KernelContext};
 use crate::meta::{MethodMeta, TensorInfo};
+use crate::overrides::{AS_DECLARED, UNSET};
 use crate::registry::Kernel;
-use crate::state::{instruction, Cursor, Layout, State, END, UNSET};
+use crate::state::{instruction, Cursor, Layout, State, END};
 use crate::tensor::TensorView;
 use crate::values::value_of;
 mod checks;
@@ -143,7 +144,7 @@ impl<'a, 'm> Method<'a, 'm> {
         }
 
         // Each kernel call's arguments, decoded once (`calls`).
-        state.fill_calls(meta, kernels)?;
+        state.fill_calls(&meta.plan, meta.file(), kernels)?;
 
         // Delegates.
         for (i, d) in plan.delegates()?.iter().enumerate() {
@@ -352,7 +353,7 @@ impl<'a, 'm> Method<'a, 'm> {
         };
         if let Some((kind, bits)) = declared {
             let (kind, p) = match slot {
-                Some((crate::state::AS_DECLARED, p)) => (kind as u8, p),
+                Some((AS_DECLARED, p)) => (kind as u8, p),
                 Some(s) => s,
                 None => (kind as u8, bits),
             };
@@ -576,7 +577,7 @@ impl<'a, 'm> Method<'a, 'm> {
         };
         let (kind, payload) = match self.state.overrides().slot(from) {
             Some((k, p)) if p != UNSET || !matches!(value, Value::Tensor(_)) => (k, p),
-            _ => (crate::state::AS_DECLARED, bits),
+            _ => (AS_DECLARED, bits),
         };
         // The target decoded by the same out-of-line lookup (not an
         // inlined `kind()` read): its variant is its kind.

@@ -33,15 +33,10 @@ use etch_pte::{InstructionArgs, Value};
 use crate::registry::{self, Kernel};
 use crate::{Error, ErrorCode, Result};
 
-mod overrides;
-use overrides::sort_slots;
-pub(crate) use overrides::{Overrides, OverridesMut, AS_DECLARED};
+use crate::overrides::{self, sort_slots, Overrides, OverridesMut, OVERRIDE_BYTES, UNSET};
 
 const KERNEL_BYTES: usize = 2;
 const DELEGATE_BYTES: usize = 8;
-const OVERRIDE_BYTES: usize = 13;
-/// Payload of a tensor alias that has not been set yet.
-pub(crate) const UNSET: u64 = u64::MAX;
 /// No operator, no value.
 const NONE: usize = usize::MAX;
 /// Past the last instruction.
@@ -234,16 +229,26 @@ fn call_words(
     crate::calls::encode(values, op_index, args, None, &mut [])
 }
 
-/// Whether an instruction before `i` calls operator `op` (bit 0 of the
-/// result) and whether one writes value `target` at run time (bit 1);
-/// [`END`] for either: not looked for (no instruction has it). One call
-/// for both keys: each call site cost about 30 B.
-fn earlier(plan: &ExecutionPlan<'_>, i: usize, op: usize, target: usize) -> Result<usize> {
+/// What [`earlier`] found before an instruction.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    /// An earlier instruction calls the operator.
+    op: bool,
+    /// An earlier instruction writes the value at run time.
+    target: bool,
+}
+
+/// Whether an instruction before `i` calls operator `op` and whether one
+/// writes value `target` at run time; [`END`] for either: not looked for
+/// (no instruction has it). One walk for both keys: each look-back reads
+/// the instructions before `i` again.
+fn earlier(plan: &ExecutionPlan<'_>, i: usize, op: usize, target: usize) -> Result<Seen> {
     let mut at = Cursor::default();
-    let mut seen = 0;
+    let mut seen = Seen::default();
     for j in 0..i {
         let f = facts_without_kernel(plan, j, &mut at)?;
-        seen |= (f.op == op) as usize | ((f.target == target) as usize) << 1;
+        seen.op |= f.op == op;
+        seen.target |= f.target == target;
     }
     Ok(seen)
 }
@@ -329,10 +334,10 @@ impl Layout {
             let target = if f.target != NONE { f.target } else { END };
             // A look-back runs if the budget has the most it can cost left,
             // and spends it: reading `i` instructions and passing the chains
-            // before this one (empty ones included). Else 0: the walk counts
-            // the value or operator as new (a spare state slot, never read:
-            // `slot_of` finds the first; or one missing operator counted
-            // twice) rather than take time quadratic in the file. The
+            // before this one (empty ones included). Else nothing seen: the
+            // walk counts the value or operator as new (a spare state slot,
+            // never read: `slot_of` finds the first; or one missing operator
+            // counted twice) rather than take time quadratic in the file. The
             // counting walk and the filling walk spend it the same way, so
             // they agree on every count.
             let seen = if op != END || target != END {
@@ -341,15 +346,15 @@ impl Layout {
                         budget = left;
                         earlier(plan, i, op, target)?
                     }
-                    None => 0,
+                    None => Seen::default(),
                 }
             } else {
-                0
+                Seen::default()
             };
-            if op != END && seen & 1 == 0 {
+            if op != END && !seen.op {
                 layout.missing += 1;
             }
-            if target != END && seen & 2 == 0 {
+            if target != END && !seen.target {
                 if let Some(fill) = fill.as_mut() {
                     OverridesMut(fill.overrides).write(
                         layout.overrides * OVERRIDE_BYTES,
@@ -535,7 +540,8 @@ impl<'m> State<'m> {
     #[cfg(not(feature = "decoded-calls"))]
     pub(crate) fn fill_calls(
         &mut self,
-        _meta: &crate::meta::MethodMeta<'_>,
+        _plan: &ExecutionPlan<'_>,
+        _file: etch_pte::PteFile<'_>,
         _kernels: &[Kernel],
     ) -> Result<()> {
         Ok(())
@@ -545,23 +551,23 @@ impl<'m> State<'m> {
     #[cfg(feature = "decoded-calls")]
     pub(crate) fn fill_calls(
         &mut self,
-        meta: &crate::meta::MethodMeta<'_>,
+        plan: &ExecutionPlan<'_>,
+        file: etch_pte::PteFile<'_>,
         kernels: &[Kernel],
     ) -> Result<()> {
         if self.calls.is_empty() {
             return Ok(());
         }
-        let plan = meta.plan;
         let values = plan.values()?;
         let n = self.kernels.len() / KERNEL_BYTES;
         let env = crate::calls::Env {
-            meta,
+            file,
             overrides: Overrides(self.overrides),
         };
         let mut next = n;
         let mut at = Cursor::default();
         for i in 0..n {
-            let f = instruction(&plan, i, &mut at)?;
+            let f = instruction(plan, i, &mut at)?;
             let InstructionArgs::KernelCall { op_index, args } = f.instr else {
                 continue;
             };

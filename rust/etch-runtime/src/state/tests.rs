@@ -1,7 +1,7 @@
 //! Tests of the method-state layout and its override slots.
 
-use super::overrides::{slot_of, slot_value};
 use super::*;
+use crate::overrides::{slot_of, slot_value};
 
 /// Slots in any order, duplicates included, sort by value index and
 /// are found by binary search; a value without a slot is not.

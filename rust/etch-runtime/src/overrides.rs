@@ -9,14 +9,18 @@
 //! (`executorch_prim::truediv.Scalar` on sizes: the emitter declares its
 //! result as an Int), and its readers see the Double.
 
-use super::OVERRIDE_BYTES;
 use crate::{Error, ErrorCode, Result};
 use etch_pte::{Value, ValueKind};
+
+/// Bytes of one slot: value index (4), payload (8), kind (1).
+pub(crate) const OVERRIDE_BYTES: usize = 13;
+/// Payload of a tensor alias that has not been set yet.
+pub(crate) const UNSET: u64 = u64::MAX;
 
 /// The value index of slot `k` (`u32::MAX` past the end: no value has it,
 /// the verifier caps value indices below it). Out of line: six callers.
 #[inline(never)]
-pub(super) fn slot_value(buf: &[u8], k: usize) -> u32 {
+pub(crate) fn slot_value(buf: &[u8], k: usize) -> u32 {
     match buf
         .get(k * OVERRIDE_BYTES..)
         .and_then(|b| b.first_chunk::<4>())
@@ -33,7 +37,7 @@ pub(super) fn slot_value(buf: &[u8], k: usize) -> u32 {
 /// (docs/robustness.md). Slots of the same value (spare ones, when the walk's
 /// look-back budget ran out) hold the same initial payload, so which of them
 /// [`slot_of`] finds does not matter, as long as it is always the same one.
-pub(super) fn sort_slots(buf: &mut [u8]) {
+pub(crate) fn sort_slots(buf: &mut [u8]) {
     let n = buf.len() / OVERRIDE_BYTES;
     let mut k = n / 2;
     while k > 0 {
@@ -85,7 +89,7 @@ fn swap_slots(buf: &mut [u8], lo: usize, hi: usize) {
 
 /// The byte offset of value `v`'s slot in `buf` (sorted by [`sort_slots`]):
 /// the first slot of `v`, by binary search.
-pub(super) fn slot_of(buf: &[u8], v: usize) -> Option<usize> {
+pub(crate) fn slot_of(buf: &[u8], v: usize) -> Option<usize> {
     let (mut lo, mut hi) = (0, buf.len() / OVERRIDE_BYTES);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
@@ -208,7 +212,7 @@ impl OverridesMut<'_> {
 
     /// Writes the slot at byte offset `at`.
     #[inline(always)]
-    pub(super) fn write(&mut self, at: usize, value: u32, kind: u8, payload: u64) {
+    pub(crate) fn write(&mut self, at: usize, value: u32, kind: u8, payload: u64) {
         let b = self
             .0
             .get_mut(at..)
