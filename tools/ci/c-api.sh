@@ -208,7 +208,7 @@ run "harness x86_64-linux" "$out/harness-x86_64"
 compile "$out/aliasing" clang $cflags -fsanitize=address,undefined -fno-sanitize-recover=all "$h/aliasing.c" \
   -I"$out/fx-host" "$out/fx-host/fixtures.c" "$(lib x86_64-unknown-linux-gnu)" -Wl,--gc-sections
 run "aliasing and re-entry x86_64-linux (clang ASan+UBSan)" "$out/aliasing"
-# C-API call sequences (issues 13, 24; libFuzzer build: docs/robustness.md):
+# C-API call sequences (libFuzzer build: docs/robustness.md):
 # random sequences over tiny and DS-CNN under clang's ASan/UBSan, with
 # buffers over the handle (on the heap), the state, the planned buffers and
 # the program bytes, and callbacks calling back into the running method

@@ -69,7 +69,7 @@ fn int_list_at(bytes: &[u8], index: usize) -> Vec<usize> {
 }
 
 /// `ETCH_SAVE_CASES=DIR cargo test -p etch-fuzz --test hostile_numbers`
-/// writes every case as a file (how `regressions/` got its issue-13 files).
+/// writes every case as a file (how `regressions/` got its `*-huge.pte` files).
 fn save(name: &str, bytes: &[u8]) {
     if let Some(dir) = std::env::var_os("ETCH_SAVE_CASES") {
         let name = name.replace("::", "_").replace('.', "_");
