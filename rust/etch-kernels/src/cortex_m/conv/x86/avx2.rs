@@ -33,17 +33,25 @@ pub(crate) fn pointwise(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<Ker
     if cout > MAX_LEN {
         return None;
     }
-    let mut packed = [[_mm256_setzero_si256(); 8]; PACK8_CHUNKS];
-    Some(layer(ops, output, &rqs, &mut packed))
+    // Rows of one to four whole chunks run unrolled (and zero-fill only
+    // the packed chunks they use).
+    let z = _mm256_setzero_si256();
+    Some(match (cin % 16, cin / 16) {
+        (0, 1) => layer::<1>(ops, output, &rqs, &mut [[z; 8]; 1]),
+        (0, 2) => layer::<2>(ops, output, &rqs, &mut [[z; 8]; 2]),
+        (0, 3) => layer::<3>(ops, output, &rqs, &mut [[z; 8]; 3]),
+        (0, 4) => layer::<4>(ops, output, &rqs, &mut [[z; 8]; 4]),
+        _ => layer::<0>(ops, output, &rqs, &mut [[z; 8]; PACK8_CHUNKS]),
+    })
 }
 
 #[target_feature(enable = "avx2")]
 #[inline]
-fn layer(
+fn layer<const N: usize>(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
     rqs: &[Option<Rq8>],
-    packed: &mut [[__m256i; 8]; PACK8_CHUNKS],
+    packed: &mut [[__m256i; 8]],
 ) -> KernelResult {
     let (g, q, filter) = (&ops.g, &ops.q, ops.filter);
     let (cin, cout) = (g.input.c, g.output.c);
@@ -62,7 +70,7 @@ fn layer(
         avx2::pack8(rows, packed);
         let init8: __m256i = bytemuck::cast(init8);
         for (x, o) in input.chunks_exact(cin).zip(output.chunks_exact_mut(cout)) {
-            let acc = _mm256_add_epi32(avx2::dot8(x, packed), init8);
+            let acc = _mm256_add_epi32(avx2::sums::<N>(x, packed).ok_or(BAD)?, init8);
             let dst: &mut [i8; 8] = o
                 .get_mut(oc..oc + 8)
                 .and_then(|d| d.try_into().ok())

@@ -45,6 +45,60 @@ fn constant(ops: &ConvOperands<'_>, c: usize) -> i32 {
     b.wrapping_add(ops.q.input_offset.wrapping_mul(s))
 }
 
+/// Bytes of the zero-point-padded input copy [`single_channel`] gathers
+/// from (small: zero-filling the stack buffer is part of every call).
+const PADDED_BYTES: usize = 2048;
+
+/// The input (one batch) padded with its zero point into `dst`: `hp × wp`
+/// pixels of `c` channels, just enough for every tap of every output, so
+/// that tap `(ky, kx)` of output `(oy, ox)` is padded pixel
+/// `(oy·sh + ky·dh, ox·sw + kx·dw)`; then `slack` more bytes (reads of
+/// whole vectors past the last pixel). Returns the copy and `wp`, or `None`
+/// (the kernel gathers tap by tap) for several batches or a copy larger
+/// than `dst`.
+fn pad_input<'d>(
+    g: &Window,
+    input: &[i8],
+    zp: i8,
+    dst: &'d mut [i8],
+    slack: usize,
+) -> Option<(&'d [i8], usize)> {
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    if i.n != 1 || o.h == 0 || o.w == 0 || kh == 0 || kw == 0 {
+        return None;
+    }
+    let reach = |o: usize, s: usize, k: usize, d: usize| {
+        (o - 1)
+            .checked_mul(s)?
+            .checked_add((k - 1).checked_mul(d)?)?
+            .checked_add(1)
+    };
+    let hp = reach(o.h, g.stride.0, kh, g.dilation.0)?;
+    let wp = reach(o.w, g.stride.1, kw, g.dilation.1)?;
+    let c = i.c;
+    let row = wp.checked_mul(c)?;
+    let n = hp.checked_mul(row)?;
+    let dst = dst.get_mut(..n.checked_add(slack)?)?;
+    let (ph, pw) = g.padding;
+    // Padded columns `lo..hi` are input columns `lo − pw..hi − pw`.
+    let (lo, hi) = (pw.min(wp), pw.saturating_add(i.w).min(wp));
+    for (yp, d) in dst.chunks_exact_mut(row).enumerate().take(hp) {
+        match yp.checked_sub(ph).filter(|&y| y < i.h) {
+            Some(y) if lo < hi => {
+                let at = (y * i.w + (lo - pw)) * c;
+                let src = input.get(at..at + (hi - lo) * c)?;
+                let (left, rest) = d.split_at_mut(lo * c);
+                let (mid, right) = rest.split_at_mut((hi - lo) * c);
+                left.fill(zp);
+                mid.copy_from_slice(src);
+                right.fill(zp);
+            }
+            _ => d.fill(zp),
+        }
+    }
+    Some((dst, wp))
+}
+
 /// Most taps [`mult1`] runs (a 5×5 kernel).
 const TAPS: usize = 25;
 
@@ -128,29 +182,64 @@ fn pass<const B: usize>(
     let mut runs: [&[[i8; 16]; B]; TAPS + 1] = [&zeros; TAPS + 1];
     let mut xs = [None; TAPS];
     let mut ys = [None; TAPS];
+    // Outputs whose taps are all in bounds (a rectangle: tap positions
+    // grow with the output position) find them at fixed offsets from the
+    // first; the others tap by tap.
+    let mut toff = [0usize; TAPS];
+    for (t, d) in toff.iter_mut().enumerate().take(ntaps) {
+        let (dy, dx) = (
+            (t / kw).wrapping_mul(g.dilation.0),
+            (t % kw).wrapping_mul(g.dilation.1),
+        );
+        *d = dy.wrapping_mul(i.w).wrapping_add(dx).wrapping_mul(ch);
+    }
+    let inside = |o: usize, k: usize, s: usize, p: usize, d: usize, n: usize| {
+        Window::tap(o, 0, s, p, d, n).is_some() && Window::tap(o, k - 1, s, p, d, n).is_some()
+    };
+    let mut cols = 0..0;
+    for ox in 0..o.w {
+        if inside(ox, kw, g.stride.1, g.padding.1, g.dilation.1, i.w) {
+            cols = if cols.is_empty() {
+                ox..ox + 1
+            } else {
+                cols.start..ox + 1
+            };
+        }
+    }
     for b in 0..o.n {
         for oy in 0..o.h {
             for (ky, d) in ys.iter_mut().enumerate().take(kh) {
                 *d = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
             }
+            let row_inside = inside(oy, kh, g.stride.0, g.padding.0, g.dilation.0, i.h);
             for ox in 0..o.w {
-                for (kx, d) in xs.iter_mut().enumerate().take(kw) {
-                    *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
-                }
-                let mut t = 0;
-                for &y in ys.iter().take(kh) {
-                    for &x in xs.iter().take(kw) {
-                        let run = match (y, x) {
+                if let (true, true, Some(y0)) = (row_inside, cols.contains(&ox), ys[0]) {
+                    let x0 = ox * g.stride.1 - g.padding.1;
+                    let base = ((b * i.h + y0) * i.w + x0) * ch + c0;
+                    for (r, &off) in runs.iter_mut().zip(&toff).take(ntaps) {
+                        let at = base.wrapping_add(off);
+                        let run = input.get(at..at.wrapping_add(cn)).ok_or(BAD)?;
+                        *r =
+                            <&[[i8; 16]; B]>::try_from(run.as_chunks::<16>().0).map_err(|_| BAD)?;
+                    }
+                } else {
+                    for (kx, d) in xs.iter_mut().enumerate().take(kw) {
+                        *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+                    }
+                    let taps = ys
+                        .iter()
+                        .take(kh)
+                        .flat_map(|&y| xs.iter().take(kw).map(move |&x| (y, x)));
+                    for (r, (y, x)) in runs.iter_mut().zip(taps) {
+                        *r = match (y, x) {
                             (Some(y), Some(x)) => {
                                 let at = ((b * i.h + y) * i.w + x) * ch + c0;
-                                let r = input.get(at..at + cn).ok_or(BAD)?;
-                                <&[[i8; 16]; B]>::try_from(r.as_chunks::<16>().0)
+                                let run = input.get(at..at + cn).ok_or(BAD)?;
+                                <&[[i8; 16]; B]>::try_from(run.as_chunks::<16>().0)
                                     .map_err(|_| BAD)?
                             }
                             _ => &zps,
                         };
-                        *runs.get_mut(t).ok_or(BAD)? = run;
-                        t += 1;
                     }
                 }
                 // An odd last tap pairs with zeros.
@@ -229,17 +318,29 @@ pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
         let [c0, c1, c2, c3, c4, c5, c6, c7] = &cols;
         avx2::pack8([c0, c1, c2, c3, c4, c5, c6, c7].map(|c| &c[..ntaps]), p);
     }
-    Some(windows(ops, output, &rqs, &packed, &init, len))
+    let a = (&rqs, &packed, &init);
+    // Windows of one to four whole chunks run unrolled.
+    Some(match len / 16 {
+        1 => windows::<1>(ops, output, a, len),
+        2 => windows::<2>(ops, output, a, len),
+        3 => windows::<3>(ops, output, a, len),
+        4 => windows::<4>(ops, output, a, len),
+        _ => windows::<0>(ops, output, a, len),
+    })
 }
+
+type Consts<'a> = (
+    &'a [Option<Rq8>; MAX_CH / 8],
+    &'a [[__m256i; 8]; SC_CHUNKS],
+    &'a [__m256i; SC_CHUNKS],
+);
 
 #[target_feature(enable = "avx2")]
 #[inline]
-fn windows(
+fn windows<const N: usize>(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
-    rqs: &[Option<Rq8>; MAX_CH / 8],
-    packed: &[[__m256i; 8]; SC_CHUNKS],
-    init: &[__m256i; SC_CHUNKS],
+    (rqs, packed, init): Consts<'_>,
     len: usize,
 ) -> KernelResult {
     let (g, input) = (&ops.g, ops.input);
@@ -248,12 +349,51 @@ fn windows(
     let zp = ops.q.input_offset.wrapping_neg() as i8;
     let per_block = WINDOW_BYTES / len;
     let pixels = o.n * o.h * o.w;
-    let mut windows = [0i8; WINDOW_BYTES];
+    // Sixteen bytes of slack: whole-vector row copies (below) spill past a
+    // window's end into the next one's start, which is written later.
+    let mut windows = [0i8; WINDOW_BYTES + 16];
     let mut xs = [None; MAX_LEN];
+    let mut pad = [0i8; PADDED_BYTES];
+    // Rows of at most sixteen contiguous taps: each window row one
+    // sixteen-byte copy from the padded input.
+    let padded = match (kw <= 16, g.dilation.1) {
+        (true, 1) => pad_input(g, input, zp, &mut pad, 16),
+        _ => None,
+    };
+    let ntaps = kh * kw;
     let mut p0 = 0;
     while p0 < pixels {
         let pn = per_block.min(pixels - p0);
-        for (k, win) in windows.chunks_exact_mut(len).take(pn).enumerate() {
+        if let Some((pad, wp)) = padded {
+            for k in 0..pn {
+                let (p, base) = (p0 + k, k * len);
+                let (oy, ox) = ((p / o.w) % o.h, p % o.w);
+                for ky in 0..kh {
+                    let src = (oy * g.stride.0 + ky * g.dilation.0) * wp + ox * g.stride.1;
+                    let s: &[i8; 16] = pad
+                        .get(src..src + 16)
+                        .and_then(|s| s.try_into().ok())
+                        .ok_or(BAD)?;
+                    let at = base + ky * kw;
+                    let d: &mut [i8; 16] = windows
+                        .get_mut(at..at + 16)
+                        .and_then(|d| d.try_into().ok())
+                        .ok_or(BAD)?;
+                    *d = *s;
+                }
+                let at = base + ntaps;
+                let d: &mut [i8; 16] = windows
+                    .get_mut(at..at + 16)
+                    .and_then(|d| d.try_into().ok())
+                    .ok_or(BAD)?;
+                *d = [0; 16];
+            }
+        }
+        let gathered = windows.get_mut(..WINDOW_BYTES).ok_or(BAD)?;
+        for (k, win) in gathered.chunks_exact_mut(len).take(pn).enumerate() {
+            if padded.is_some() {
+                break;
+            }
             let p = p0 + k;
             let (b, oy, ox) = (
                 p / (o.h * o.w).max(1),
@@ -284,7 +424,7 @@ fn windows(
         for (gi, ((p, &iv), rq)) in groups.enumerate() {
             let rq = rq.as_ref().ok_or(BAD)?;
             for (k, win) in windows.chunks_exact(len).take(pn).enumerate() {
-                let acc = arch::_mm256_add_epi32(avx2::dot8(win, p), iv);
+                let acc = arch::_mm256_add_epi32(avx2::sums::<N>(win, p).ok_or(BAD)?, iv);
                 let ob = (p0 + k) * cout + 8 * gi;
                 let dst: &mut [i8; 8] = output
                     .get_mut(ob..ob + 8)
@@ -472,9 +612,14 @@ mod tests {
                 );
                 let ih = (kh + r.range(0, 12) as usize).max(2 * p.0 + 1);
                 let iw = (kw + r.range(0, 6) as usize).max(2 * p.1 + 1);
-                let g = geometry((ih, iw, 1), cout, (kh, kw), s, p);
+                let mut g = geometry((ih, iw, 1), cout, (kh, kw), s, p);
+                if case == 2 {
+                    // Two batches: windows gathered tap by tap.
+                    g.input.n = 2;
+                    g.output.n = 2;
+                }
                 let q = quant(&mut r, case);
-                let x = values(&mut r, ih * iw);
+                let x = values(&mut r, g.input.elements().unwrap());
                 let w = values(&mut r, kh * kw * cout);
                 let refuse = if case == 3 {
                     1 + r.range(0, 1) as u64

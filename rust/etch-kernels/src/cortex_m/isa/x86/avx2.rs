@@ -117,6 +117,43 @@ pub(crate) fn dot8(x: &[i8], packed: &[[__m256i; 8]]) -> __m256i {
     hsum8(&a)
 }
 
+/// [`dot8`] over exactly `N ≥ 1` whole chunks, unrolled: the first chunk's
+/// products start the sums.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn dot8_n<const N: usize>(x: &[[i8; 16]; N], packed: &[[__m256i; 8]; N]) -> __m256i {
+    use arch::{_mm256_add_epi32 as add, _mm256_madd_epi16 as madd};
+    let mut a = [arch::_mm256_setzero_si256(); 8];
+    for (k, (v, w)) in x.iter().zip(packed).enumerate() {
+        let v = widen16(v);
+        for r in 0..8 {
+            a[r] = if k == 0 {
+                madd(v, w[r])
+            } else {
+                add(a[r], madd(v, w[r]))
+            };
+        }
+    }
+    hsum8(&a)
+}
+
+/// Eight sums of `x` against the eight rows packed in `packed`: over
+/// exactly `N` chunks ([`dot8_n`]; `None` for another length of `x`) for
+/// `N ≥ 1`, else any length ([`dot8`]).
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn sums<const N: usize>(x: &[i8], packed: &[[__m256i; 8]]) -> Option<__m256i> {
+    if N == 0 {
+        return Some(dot8(x, packed));
+    }
+    if x.len() != 16 * N {
+        return None;
+    }
+    let xs = <&[[i8; 16]; N]>::try_from(x.as_chunks::<16>().0).ok()?;
+    let ps = <&[[__m256i; 8]; N]>::try_from(packed.get(..N)?).ok()?;
+    Some(dot8_n(xs, ps))
+}
+
 /// Most chunks of 16 values [`pack8`] packs per row.
 pub(crate) const PACK8_CHUNKS: usize = MAX_LEN / 16;
 
@@ -253,7 +290,7 @@ mod tests {
         assert_eq!(detected(), std::is_x86_feature_detected!("avx2"));
     }
 
-    /// [`dot8`] (after [`pack8`]) equals plain sums for every row length up
+    /// [`dot8`] and [`dot8_n`] (after [`pack8`]) equal plain sums for every row length up
     /// to [`MAX_LEN`], at the int8 extremes too.
     #[test]
     fn avx2_dot8_equals_plain_sums() {
@@ -287,6 +324,19 @@ mod tests {
                         .sum::<i32>()
                 });
                 assert_eq!(got, want, "len {len} fill {fill:?}");
+                if len.is_multiple_of(16) && (1..=4).contains(&(len / 16)) {
+                    let xs = x.as_chunks::<16>().0;
+                    // SAFETY: AVX2 detected above.
+                    let unrolled: [i32; 8] = unsafe {
+                        bytemuck::cast(match len / 16 {
+                            1 => dot8_n::<1>(xs.try_into().unwrap(), (&*p).try_into().unwrap()),
+                            2 => dot8_n::<2>(xs.try_into().unwrap(), (&*p).try_into().unwrap()),
+                            3 => dot8_n::<3>(xs.try_into().unwrap(), (&*p).try_into().unwrap()),
+                            _ => dot8_n::<4>(xs.try_into().unwrap(), (&*p).try_into().unwrap()),
+                        })
+                    };
+                    assert_eq!(unrolled, want, "len {len} fill {fill:?} unrolled");
+                }
             }
         }
     }
