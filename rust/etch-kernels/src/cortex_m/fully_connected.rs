@@ -6,7 +6,7 @@ use super::common::{init, put, row, runs, runs_mut, wsum};
 use super::conv::ConvMac;
 #[allow(unused_imports)]
 use super::isa::dsp::{pack16, smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word};
-use super::requant::Requant;
+use super::requant::{Requant, Rq};
 use super::{Active, ConvQuant, BAD};
 use crate::error::KernelResult;
 
@@ -20,48 +20,57 @@ pub enum FcEncoding<'a> {
     KernelSum(&'a [i32]),
 }
 
-/// `arm_fully_connected_s8`, per-tensor quantization: `input [batches, in]`,
-/// `weights [out, in]`, `output [batches, out]`.
-#[allow(clippy::too_many_arguments)]
-pub fn fully_connected_s8(
-    q: &ConvQuant,
-    filter_offset: i32,
-    encoding: FcEncoding<'_>,
-    input: &[i8],
-    weights: &[i8],
-    out_features: usize,
-    mult: i32,
-    shift: i32,
-    output: &mut [i8],
-) -> KernelResult {
-    fully_connected_with::<Active>(
-        q,
-        filter_offset,
-        encoding,
-        input,
-        weights,
-        out_features,
-        mult,
-        shift,
-        output,
-    )
+/// `arm_fully_connected_s8`'s parameters besides its tensors: offsets and
+/// activation range, the weights' offset, the constant term and the
+/// per-tensor requantization.
+#[derive(Clone, Copy, Debug)]
+pub struct FcParams<'a> {
+    pub q: ConvQuant,
+    pub filter_offset: i32,
+    pub encoding: FcEncoding<'a>,
+    pub mult: i32,
+    pub shift: i32,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn fully_connected_with<M: ConvMac>(
-    q: &ConvQuant,
-    filter_offset: i32,
-    encoding: FcEncoding<'_>,
+/// Most input features whose `x + input_offset` row fits the kernel scratch
+/// as int16 lanes ([`FC_SCRATCH_BYTES`]); wider rows take the generic loop.
+pub const FC_MAX_IN_FEATURES: usize = 640;
+
+/// Kernel scratch of [`fully_connected_s8`]: one input row as int16 lanes
+/// for the DSP loop. None elsewhere: Helium programs carry kernel sums (a
+/// bias-encoded program there takes the generic loop), and the scalar and
+/// x86 builds have no loop of their own.
+pub const FC_SCRATCH_BYTES: u32 = if cfg!(all(feature = "dsp", not(feature = "mve"))) {
+    2 * FC_MAX_IN_FEATURES as u32
+} else {
+    0
+};
+
+/// `arm_fully_connected_s8`, per-tensor quantization: `input [batches, in]`,
+/// `weights [out, in]`, `output [batches, out]`, with caller-owned scratch
+/// ([`FC_SCRATCH_BYTES`] for the fast DSP loop; less takes the generic one).
+pub fn fully_connected_s8(
+    p: &FcParams<'_>,
     input: &[i8],
     weights: &[i8],
     out_features: usize,
-    mult: i32,
-    shift: i32,
     output: &mut [i8],
+    scratch: &mut [u64],
+) -> KernelResult {
+    fully_connected_with::<Active>(p, input, weights, out_features, output, scratch)
+}
+
+fn fully_connected_with<M: ConvMac>(
+    p: &FcParams<'_>,
+    input: &[i8],
+    weights: &[i8],
+    out_features: usize,
+    output: &mut [i8],
+    scratch: &mut [u64],
 ) -> KernelResult {
     let in_features = weights.len().checked_div(out_features).unwrap_or(0);
     let batches = input.len().checked_div(in_features).unwrap_or(0);
-    let const_len = match encoding {
+    let const_len = match p.encoding {
         FcEncoding::Bias(Some(b)) => b.len(),
         FcEncoding::Bias(None) => out_features,
         FcEncoding::KernelSum(k) => k.len(),
@@ -74,55 +83,38 @@ fn fully_connected_with<M: ConvMac>(
     {
         return Err(BAD);
     }
-    fully_connected::<M>(
-        q,
-        filter_offset,
-        encoding,
-        input,
-        weights,
-        in_features,
-        out_features,
-        mult,
-        shift,
-        output,
-    )
-}
-
-/// `arm_fully_connected_s8` with `filter_offset = 0` (what the exporter
-/// writes: symmetric weights): two outputs per pass. Any other
-/// `filter_offset` adds `filter_offset·Σ(x + input_offset)` per batch row
-/// (`filter_offset·Σx` with `kernel_sum`): equal modulo 2^32 to summing
-/// `(x + input_offset)·(w + filter_offset)`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fully_connected<M: ConvMac>(
-    q: &ConvQuant,
-    filter_offset: i32,
-    encoding: FcEncoding<'_>,
-    input: &[i8],
-    weights: &[i8],
-    in_features: usize,
-    out_features: usize,
-    mult: i32,
-    shift: i32,
-    output: &mut [i8],
-) -> KernelResult {
-    let batches = input.len().checked_div(in_features).unwrap_or(0);
-    if filter_offset == 0 {
+    if p.filter_offset == 0 {
         if let Some(done) = M::fc_layer(
-            q,
-            encoding,
+            p,
             input,
             weights,
             in_features,
             out_features,
-            mult,
-            shift,
             output,
+            scratch,
         ) {
             return done;
         }
     }
-    let r = Requant::new(mult, shift);
+    fully_connected::<M>(p, input, weights, in_features, out_features, output)
+}
+
+/// `arm_fully_connected_s8`, two outputs per pass: for any `filter_offset`
+/// (what the exporter writes is 0: symmetric weights), which adds
+/// `filter_offset·Σ(x + input_offset)` per batch row (`filter_offset·Σx`
+/// with `kernel_sum`): equal modulo 2^32 to summing `(x + input_offset)·(w
+/// + filter_offset)`.
+pub(crate) fn fully_connected<M: ConvMac>(
+    p: &FcParams<'_>,
+    input: &[i8],
+    weights: &[i8],
+    in_features: usize,
+    out_features: usize,
+    output: &mut [i8],
+) -> KernelResult {
+    let (q, filter_offset, encoding) = (&p.q, p.filter_offset, p.encoding);
+    let batches = input.len().checked_div(in_features).unwrap_or(0);
+    let r = Requant::new(p.mult, p.shift);
     let constant = |o: usize, w: &[i8]| match encoding {
         FcEncoding::KernelSum(k) => k.get(o).copied().unwrap_or(0),
         FcEncoding::Bias(b) => init(b, o, q.input_offset, w),
@@ -164,203 +156,236 @@ pub(crate) fn fully_connected<M: ConvMac>(
     Ok(())
 }
 
-/// The bias encoding with `filter_offset = 0` where the input offset can
-/// ride in the multiply-accumulate loop ([`dot_1x2_offset`]: `x + offset`
-/// as int16 lanes, `offset` within ±32,640): `acc = bias + Σ (x +
-/// input_offset)·w`, CMSIS-NN's own sum, with no weight sums. `None`
-/// otherwise.
-#[allow(clippy::too_many_arguments)]
+/// The bias encoding with `filter_offset = 0`, the usual case: the input
+/// offset fits an int16 lane (within ±32,640), `in_features` a multiple of
+/// 4 whose row fits the scratch, `out_features` a multiple of 4 (the
+/// autoencoder's and DS-CNN's layers; not ResNet-8's 10-way or MobileNet's
+/// 2-way head), a per-tensor requantization
+/// [`fast_words`](super::requant::fast_words) computes, the full int8
+/// range. `acc = bias + Σ (x + input_offset)·w`, CMSIS-NN's own sum, with no
+/// weight sums: per batch row the inputs widened once into the scratch
+/// (`x + input_offset` as int16 lanes, [`widen`]), then four output rows
+/// per pass ([`fc_rows_fast`]). `None` otherwise (the generic loop).
 #[inline(always)]
 pub(crate) fn fc_input_offset(
-    q: &ConvQuant,
-    encoding: FcEncoding<'_>,
+    p: &FcParams<'_>,
     input: &[i8],
     weights: &[i8],
     in_features: usize,
     out_features: usize,
-    mult: i32,
-    shift: i32,
     output: &mut [i8],
+    scratch: &mut [u64],
 ) -> Option<KernelResult> {
-    let FcEncoding::Bias(bias) = encoding else {
+    let FcEncoding::Bias(Some(bias)) = p.encoding else {
         return None;
     };
-    if !(-32_640..=32_640).contains(&q.input_offset) {
+    let (q, off, k) = (p.q, p.q.input_offset, in_features);
+    let r = Requant::new(p.mult, p.shift);
+    if !(-32_640..=32_640).contains(&off)
+        || k == 0
+        || !k.is_multiple_of(4)
+        || !out_features.is_multiple_of(4)
+        || bias.len() != out_features
+        || !r.is_fast()
+        || (q.act_min, q.act_max) != (-128, 127)
+        || !(-128..=127).contains(&q.output_offset)
+    {
         return None;
     }
-    let off = q.input_offset;
-    let r = Requant::new(mult, shift);
-    if in_features == 0 || out_features == 0 || bias.is_some_and(|b| b.len() != out_features) {
-        return None;
-    }
-    let finish = |acc: i32| {
-        let v = r.apply(acc).wrapping_add(q.output_offset);
-        v.max(q.act_min).min(q.act_max) as i8
-    };
-    let bias_at = |o: usize| bias.and_then(|b| b.get(o).copied()).unwrap_or(0);
-    // Rows in pairs, the pair's outputs written through zipped slices (no
-    // index checks per output); an odd last row paired with itself.
-    // The input and output rows through `runs`: a zip of two `chunks_exact`
-    // calls an out-of-line `Zip::size` that divides by a length the compiler
-    // cannot prove non-zero (it linked `panic_const_div_by_zero`).
-    let pair_len = in_features.checked_mul(2)?;
-    let pairs = weights.chunks_exact(pair_len);
-    let last = pairs.remainder();
+    let req = r.to_words(q.output_offset);
+    let xs = scratch.get_mut(..k / 4)?;
     Some((|| {
-        for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
-            let (outs, out_last) = out.as_chunks_mut::<2>();
-            // With Helium, by reference: not the `Zip::size` specialisation,
-            // which divides by the chunk length out of line and linked
-            // `panic_const_div_by_zero` at opt-level z on Cortex-M55. Elsewhere
-            // the specialisation stays: by reference cost the M4 autoencoder
-            // 26,702 instructions per inference (592,705 -> 619,407).
-            #[cfg(feature = "mve")]
-            let mut each = pairs.clone();
-            #[cfg(feature = "mve")]
-            let rows = (&mut each).zip(outs.iter_mut());
-            #[cfg(not(feature = "mve"))]
-            let rows = pairs.clone().zip(outs.iter_mut());
-            for (o, (w, d)) in rows.enumerate() {
-                let (w0, w1) = w.split_at_checked(in_features).ok_or(BAD)?;
-                let [a0, a1] = dot_1x2_offset(x, w0, w1, off);
-                *d = [
-                    finish(bias_at(2 * o).wrapping_add(a0)),
-                    finish(bias_at(2 * o + 1).wrapping_add(a1)),
-                ];
-            }
-            if let Some(d) = out_last.first_mut() {
-                let [a, _] = dot_1x2_offset(x, last, last, off);
-                *d = finish(bias_at(out_features - 1).wrapping_add(a));
-            }
+        for (x, out) in runs(input, k).zip(runs_mut(output, out_features)) {
+            widen(x, off, xs);
+            fc_rows_fast(xs, weights, bias, &req, out).ok_or(BAD)?;
         }
         Ok(())
     })())
 }
 
-/// `[Σ (x + off)·w0, Σ (x + off)·w1]` over the common length, `off`
-/// within ±32,640 (so that `x + off` is an int16 lane): per four inputs one
-/// word, two `SXTAB16` (the offset added to the sign-extended bytes), and
-/// per weight row one word, two `SXTB16` and two `SMLAD`.
+/// `x + off` in `xs` as int16 lanes, per group of four inputs one word
+/// pair: inputs 0 and 2 in the low word, 1 and 3 in the high word (the
+/// lanes `SXTB16` and `SXTB16 ROR #8` make of a weight word). Whole groups
+/// only, as many as both hold.
 #[inline(always)]
-pub(crate) fn dot_1x2_offset(x: &[i8], w0: &[i8], w1: &[i8], off: i32) -> [i32; 2] {
-    let n = x.len().min(w0.len()).min(w1.len());
-    let groups = n / 4;
+fn widen(x: &[i8], off: i32, xs: &mut [u64]) {
     let offs = pack16(off, off);
-    let [mut a, mut b] = dot_1x2_offset_groups(x, w0, w1, offs, groups);
-    for k in 4 * groups..n {
-        let (Some(&xv), Some(&v0), Some(&v1)) = (x.get(k), w0.get(k), w1.get(k)) else {
-            break;
-        };
-        let xv = (xv as i32).wrapping_add(off);
-        a = a.wrapping_add(xv.wrapping_mul(v0 as i32));
-        b = b.wrapping_add(xv.wrapping_mul(v1 as i32));
+    for (g, d) in x.as_chunks::<4>().0.iter().zip(xs.iter_mut()) {
+        let w = word(g);
+        *d = sxtab16(offs, w) as u64 | (sxtab16_ror8(offs, w) as u64) << 32;
     }
-    [a, b]
 }
 
-/// [`dot_1x2_offset`]'s whole groups of four: the portable spelling (host
-/// tests; the DSP instructions emulated).
-#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
-#[inline(always)]
-fn dot_1x2_offset_groups(x: &[i8], w0: &[i8], w1: &[i8], offs: u32, groups: usize) -> [i32; 2] {
-    let (mut a, mut b) = (0i32, 0i32);
-    let ((xc, _), (w0c, _), (w1c, _)) =
-        (x.as_chunks::<4>(), w0.as_chunks::<4>(), w1.as_chunks::<4>());
-    for ((xw, w0w), w1w) in xc.iter().zip(w0c).zip(w1c).take(groups) {
-        let xw = word(xw);
-        let (xo, xe) = (sxtab16_ror8(offs, xw), sxtab16(offs, xw));
-        let w = word(w0w);
-        a = smlad(xe, sxtb16(w), a);
-        a = smlad(xo, sxtb16_ror8(w), a);
-        let w = word(w1w);
-        b = smlad(xe, sxtb16(w), b);
-        b = smlad(xo, sxtb16_ror8(w), b);
-    }
-    [a, b]
-}
-
-/// [`dot_1x2_offset`]'s whole groups of four on Arm with DSP: one `asm!`
-/// loop, two groups per pass (28 instructions per 16 MACs).
+/// One group of four widened inputs against four weight rows: rows 1 and 0
+/// at `{wp0} + {k}` and `{wp0}`, rows 3 and 2 at `{wp2} + {k}` and `{wp2}`;
+/// 21 instructions per 16 multiply-accumulates.
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
-#[inline(never)]
-fn dot_1x2_offset_groups(x: &[i8], w0: &[i8], w1: &[i8], offs: u32, groups: usize) -> [i32; 2] {
-    let (mut a, mut b) = (0i32, 0i32);
-    if groups == 0 || groups.saturating_mul(4) > x.len().min(w0.len()).min(w1.len()) {
-        return [a, b];
+macro_rules! fc_group {
+    () => {
+        concat!(
+            "ldrd {xe}, {xo}, [{xp}], #8\n",
+            "ldr {w}, [{wp0}, {k}]\n",
+            "sxtb16 {t}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a1}, {xe}, {t}, {a1}\n",
+            "smlad {a1}, {xo}, {w}, {a1}\n",
+            "ldr {w}, [{wp0}], #4\n",
+            "sxtb16 {t}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a0}, {xe}, {t}, {a0}\n",
+            "smlad {a0}, {xo}, {w}, {a0}\n",
+            "ldr {w}, [{wp2}, {k}]\n",
+            "sxtb16 {t}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a3}, {xe}, {t}, {a3}\n",
+            "smlad {a3}, {xo}, {w}, {a3}\n",
+            "ldr {w}, [{wp2}], #4\n",
+            "sxtb16 {t}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a2}, {xe}, {t}, {a2}\n",
+            "smlad {a2}, {xo}, {w}, {a2}\n",
+        )
+    };
+}
+
+/// One batch row of [`fc_input_offset`]'s usual case: every output
+/// `fast_words(req, bias[o] + Σ xs·w[o])` (fast requantization, full int8
+/// range, the output offset folded into `req`), four rows per pass, for
+/// `out.len() = 4·n ≥ 4` rows of `k = 4·xs.len() ≥ 4` weights (`w` and
+/// `bias` at least that long): `None` otherwise. The portable spelling.
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+fn fc_rows_fast(xs: &[u64], w: &[i8], bias: &[i32], req: &Rq, out: &mut [i8]) -> Option<()> {
+    let k = xs.len().checked_mul(4)?;
+    if k == 0 || out.is_empty() || !out.len().is_multiple_of(4) {
+        return None;
     }
-    // SAFETY: `groups ≥ 1` group bodies run in all (one, then pairs); each
-    // reads one word at each of `xp`, `w0p`, `w1p` (each advanced by 4);
-    // `4·groups` is at most every slice's length (checked above), so every
-    // read is inside `x`, `w0` and `w1`. Unaligned `ldr` is allowed on
-    // Armv7E-M and Armv8-M Mainline. Registers only otherwise; flags (and the sticky Q bit
-    // SMLAD may set) are clobbered, which `asm!` assumes without
-    // `preserves_flags`.
+    let (quads, bias) = (w.chunks_exact(4 * k), bias.as_chunks::<4>().0);
+    let outs = out.as_chunks_mut::<4>().0;
+    if quads.len() < outs.len() || bias.len() < outs.len() {
+        return None;
+    }
+    for ((w, b), d) in quads.zip(bias).zip(outs) {
+        for ((d, &a), row) in d.iter_mut().zip(b).zip(w.chunks_exact(k)) {
+            let mut a = a;
+            for (&x, g) in xs.iter().zip(row.as_chunks::<4>().0) {
+                let v = word(g);
+                a = smlad(x as u32, sxtb16(v), a);
+                a = smlad((x >> 32) as u32, sxtb16_ror8(v), a);
+            }
+            *d = super::requant::fast_words(req, a);
+        }
+    }
+    Some(())
+}
+
+/// One output of [`fc_rows_fast`]'s `asm!`: [`fast_words`] from `{aN}`
+/// with the multiplier in `{xe}`, the folded high word in `{xo}` and
+/// `r − 1` in `{wp2}`, stored at `{w}` (advanced); `{t}` and `{k}` are
+/// free there.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+macro_rules! fc_requant {
+    ($a:literal) => {
+        concat!(
+            "and {t}, ",
+            $a,
+            ", #0x80000000\n",
+            "orr {t}, {t}, #0x40000000\n",
+            "add {k}, {xo}, ",
+            $a,
+            ", asr #31\n",
+            "smlal {t}, {k}, ",
+            $a,
+            ", {xe}\n",
+            "asr {k}, {k}, {wp2}\n",
+            "ssat {k}, #8, {k}\n",
+            "strb {k}, [{w}], #1\n",
+        )
+    };
+}
+
+/// [`fc_rows_fast`] on Arm with DSP: one `asm!` for the whole row. Per
+/// four output rows: their biases, the groups ([`fc_group`], two per pass:
+/// 45 instructions per 32 multiply-accumulates), the
+/// four requantizations (7 instructions each, as
+/// [`finish_acc`](super::requant::finish_acc)'s loop); the
+/// loop state (end pointers, biases and outputs, the requantization words,
+/// `k`) in a 40-byte frame on the stack: twelve registers are in use.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+fn fc_rows_fast(xs: &[u64], w: &[i8], bias: &[i32], req: &Rq, out: &mut [i8]) -> Option<()> {
+    let k = xs.len().checked_mul(4)?;
+    let n = out.len();
+    if k == 0 || n == 0 || !n.is_multiple_of(4) || w.len() < n.checked_mul(k)? || bias.len() < n {
+        return None;
+    }
+    let (mult, hi, rm1) = (req[0] as u32, (req[0] >> 32) as u32, req[1] as u32);
+    // SAFETY: `n/4 ≥ 1` blocks; block `b` reads the four biases at
+    // `bias[4b..4b + 4]` (`bias.len() ≥ n`) and the weight rows `4b .. 4b + 4`
+    // (rows of `k` values at `wp0`, `wp0 + k`, `wp0 + 2k`, `wp0 + 3k`, each
+    // read `k = 4·xs.len()` bytes in words, inside `w` as `w.len() ≥ n·k`),
+    // the `xs.len() ≥ 1` word pairs of
+    // `xs` (8-aligned `u64`s: `ldrd`; an odd count enters the two-group
+    // loop at its second group), and writes `out[4b..4b + 4]`; then
+    // `wp0` is the next block's (`+4k`) and `xp` back at `xs`. It stops
+    // when `wp0` reaches `w + n·k`. The 40-byte frame is pushed and popped
+    // inside (8-byte aligned). Unaligned `ldr` is allowed on Armv7E-M and
+    // Armv8-M Mainline. Flags (and the sticky Q bit) are clobbered.
     unsafe {
         core::arch::asm!(
-            // One group when the count is odd, then two per pass.
-            "tst {n}, #1",
-            "beq 2f",
-            "ldr {xw}, [{xp}], #4",
-            "sxtab16 {xo}, {offs}, {xw}, ror #8",
-            "sxtab16 {xw}, {offs}, {xw}",
-            "ldr {w}, [{w0p}], #4",
-            "sxtb16 {t}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a}, {xw}, {t}, {a}",
-            "smlad {a}, {xo}, {w}, {a}",
-            "ldr {w}, [{w1p}], #4",
-            "sxtb16 {t}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {b}, {xw}, {t}, {b}",
-            "smlad {b}, {xo}, {w}, {b}",
-            "2:",
-            "lsrs {n}, {n}, #1",
-            "beq 4f",
+            "sub sp, sp, #40",
+            "strd {t}, {wp2}, [sp]",
+            "strd {a0}, {a1}, [sp, #8]",
+            "strd {a2}, {a3}, [sp, #16]",
+            "strd {xe}, {k}, [sp, #24]",
+            "5:",
+            "ldr {t}, [sp, #4]",
+            "ldrd {a0}, {a1}, [{t}], #8",
+            "ldrd {a2}, {a3}, [{t}], #8",
+            "str {t}, [sp, #4]",
+            "add {wp2}, {wp0}, {k}, lsl #1",
+            "ldr {t}, [sp]",
+            "subs {t}, {t}, {xp}",
+            "tst {t}, #8",
+            "bne 2f",
             "3:",
-            "ldr {xw}, [{xp}], #4",
-            "sxtab16 {xo}, {offs}, {xw}, ror #8",
-            "sxtab16 {xw}, {offs}, {xw}",
-            "ldr {w}, [{w0p}], #4",
-            "sxtb16 {t}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a}, {xw}, {t}, {a}",
-            "smlad {a}, {xo}, {w}, {a}",
-            "ldr {w}, [{w1p}], #4",
-            "sxtb16 {t}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {b}, {xw}, {t}, {b}",
-            "smlad {b}, {xo}, {w}, {b}",
-            "ldr {xw}, [{xp}], #4",
-            "sxtab16 {xo}, {offs}, {xw}, ror #8",
-            "sxtab16 {xw}, {offs}, {xw}",
-            "ldr {w}, [{w0p}], #4",
-            "sxtb16 {t}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a}, {xw}, {t}, {a}",
-            "smlad {a}, {xo}, {w}, {a}",
-            "ldr {w}, [{w1p}], #4",
-            "sxtb16 {t}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {b}, {xw}, {t}, {b}",
-            "smlad {b}, {xo}, {w}, {b}",
-            "subs {n}, {n}, #1",
+            fc_group!(),
+            "2:",
+            fc_group!(),
+            "ldr {t}, [sp]",
+            "cmp {xp}, {t}",
             "bne 3b",
-            "4:",
-            xp = inout(reg) x.as_ptr() => _,
-            w0p = inout(reg) w0.as_ptr() => _,
-            w1p = inout(reg) w1.as_ptr() => _,
-            n = inout(reg) groups => _,
-            offs = in(reg) offs,
-            a = inout(reg) a,
-            b = inout(reg) b,
-            xw = out(reg) _,
+            "add {wp0}, {wp2}, {k}",
+            "sub {xp}, {xp}, {k}, lsl #1",
+            "strd {wp0}, {xp}, [sp, #32]",
+            "ldrd {xe}, {xo}, [sp, #16]",
+            "ldr {wp2}, [sp, #24]",
+            "ldr {w}, [sp, #8]",
+            fc_requant!("{a0}"),
+            fc_requant!("{a1}"),
+            fc_requant!("{a2}"),
+            fc_requant!("{a3}"),
+            "str {w}, [sp, #8]",
+            "ldrd {wp0}, {xp}, [sp, #32]",
+            "ldr {k}, [sp, #28]",
+            "ldr {t}, [sp, #12]",
+            "cmp {wp0}, {t}",
+            "bne 5b",
+            "add sp, sp, #40",
+            // Entry values; in the loop the names' roles ([`fc_group`]).
+            xp = inout(reg) xs.as_ptr() => _,
+            t = inout(reg) xs.as_ptr().add(xs.len()) => _,
+            wp0 = inout(reg) w.as_ptr() => _,
+            k = inout(reg) k => _,
+            wp2 = inout(reg) bias.as_ptr() => _,
+            a0 = inout(reg) out.as_mut_ptr() => _,
+            a1 = inout(reg) w.as_ptr().add(n * k) => _,
+            a2 = inout(reg) mult => _,
+            a3 = inout(reg) hi => _,
+            xe = inout(reg) rm1 => _,
             xo = out(reg) _,
             w = out(reg) _,
-            t = out(reg) _,
-            options(nostack, readonly),
         );
     }
-    [a, b]
+    Some(())
 }
 
 #[cfg(test)]
@@ -380,6 +405,36 @@ mod tests {
     type Other = Scalar;
     #[cfg(not(feature = "dsp"))]
     type Other = Dsp;
+
+    /// The layer through `M` with a whole scratch, checked against the same
+    /// layer with none (the generic loop).
+    #[allow(clippy::too_many_arguments)]
+    fn run<M: ConvMac>(
+        q: &ConvQuant,
+        filter_offset: i32,
+        encoding: FcEncoding<'_>,
+        x: &[i8],
+        w: &[i8],
+        outf: usize,
+        mult: i32,
+        shift: i32,
+        out: &mut [i8],
+    ) -> KernelResult {
+        let p = FcParams {
+            q: *q,
+            filter_offset,
+            encoding,
+            mult,
+            shift,
+        };
+        let mut scratch = vec![0u64; FC_MAX_IN_FEATURES / 4];
+        let mut generic = vec![0i8; out.len()];
+        let plain = fully_connected_with::<M>(&p, x, w, outf, &mut generic, &mut []);
+        let done = fully_connected_with::<M>(&p, x, w, outf, out, &mut scratch);
+        assert_eq!(done, plain, "with and without scratch");
+        assert_eq!(out, &generic[..], "with and without scratch");
+        done
+    }
 
     #[test]
     fn fully_connected_encodings_agree_with_reference() {
@@ -417,7 +472,7 @@ mod tests {
                 .collect();
             let mut dsp = vec![0i8; batches * outf];
             let mut mve = vec![0i8; batches * outf];
-            fully_connected_s8(
+            run::<Active>(
                 &q,
                 0,
                 FcEncoding::Bias(Some(&bias)),
@@ -429,7 +484,7 @@ mod tests {
                 &mut dsp,
             )
             .unwrap();
-            fully_connected_s8(
+            run::<Active>(
                 &q,
                 0,
                 FcEncoding::KernelSum(&kernel_sum),
@@ -443,7 +498,7 @@ mod tests {
             .unwrap();
             assert_eq!(dsp, mve, "both encodings give the same result");
             let mut other = vec![0i8; batches * outf];
-            fully_connected_with::<Other>(
+            run::<Other>(
                 &q,
                 0,
                 FcEncoding::Bias(Some(&bias)),
@@ -484,11 +539,14 @@ mod tests {
         let mut r = Rng(0xfc4);
         for (batches, inf, outf) in [
             (1, 640, 128),
+            (1, 644, 5),
+            (2, 13, 7),
             (1, 128, 8),
             (1, 8, 128),
             (2, 37, 12),
             (1, 5, 4),
             (3, 16, 6),
+            (3, 16, 8),
         ] {
             for round in 0..6 {
                 let q = ConvQuant {
@@ -535,11 +593,9 @@ mod tests {
                 }
                 for enc in [FcEncoding::Bias(Some(&bias)), FcEncoding::KernelSum(&ks)] {
                     let mut got = vec![0i8; batches * outf];
-                    fully_connected_with::<Mve>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got)
-                        .unwrap();
+                    run::<Mve>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
                     assert_eq!(got, want, "mve {batches}x{inf}->{outf} round {round}");
-                    fully_connected_with::<Dsp>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got)
-                        .unwrap();
+                    run::<Dsp>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
                     assert_eq!(got, want, "dsp {batches}x{inf}->{outf} round {round}");
                 }
             }
@@ -554,7 +610,7 @@ mod tests {
             act_min: -128,
             act_max: 127,
         };
-        let e = fully_connected_s8(
+        let e = run::<Active>(
             &q,
             0,
             FcEncoding::Bias(None),
@@ -616,11 +672,9 @@ mod tests {
                     }
                 }
                 let mut got = vec![0i8; batches * outf];
-                fully_connected_with::<Active>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got)
-                    .unwrap();
+                run::<Active>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
                 assert_eq!(got, want, "fo {fo}");
-                fully_connected_with::<Other>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got)
-                    .unwrap();
+                run::<Other>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
                 assert_eq!(got, want, "other fo {fo}");
             }
         }

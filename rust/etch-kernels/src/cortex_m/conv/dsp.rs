@@ -26,26 +26,22 @@ impl ConvMac for Dsp {
 
     #[inline(always)]
     fn fc_layer(
-        q: &super::super::ConvQuant,
-        encoding: super::super::FcEncoding<'_>,
+        p: &super::super::FcParams<'_>,
         input: &[i8],
         weights: &[i8],
         in_features: usize,
         out_features: usize,
-        mult: i32,
-        shift: i32,
         output: &mut [i8],
+        scratch: &mut [u64],
     ) -> Option<crate::error::KernelResult> {
         super::super::fully_connected::fc_input_offset(
-            q,
-            encoding,
+            p,
             input,
             weights,
             in_features,
             out_features,
-            mult,
-            shift,
             output,
+            scratch,
         )
     }
 

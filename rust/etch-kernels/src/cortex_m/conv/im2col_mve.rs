@@ -8,7 +8,7 @@
 use super::super::common::wsum;
 use super::super::common::{row, runs, runs_mut, ConvOperands};
 use super::super::isa::mve::{div_ceil, gemm_x4, sum_s8, GroupConsts};
-use super::super::{ConvQuant, FcEncoding, BAD};
+use super::super::{FcEncoding, FcParams, BAD};
 use super::im2col::{gather, split_scratch, Pixel};
 use crate::error::{KernelError, KernelResult};
 use core::num::NonZeroUsize;
@@ -391,19 +391,16 @@ pub(crate) fn pointwise_rows(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
 /// and the per-tensor requantization as its constants. `None` (the caller's
 /// loops run) unless `out_features` is a multiple of 4 and the
 /// requantization is one the vector loop reproduces.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn fc_layer(
-    q: &ConvQuant,
-    encoding: FcEncoding<'_>,
+    p: &FcParams<'_>,
     input: &[i8],
     weights: &[i8],
     in_features: usize,
     out_features: usize,
-    mult: i32,
-    shift: i32,
     output: &mut [i8],
 ) -> Option<KernelResult> {
-    let FcEncoding::KernelSum(ks) = encoding else {
+    let (q, mult, shift) = (&p.q, p.mult, p.shift);
+    let FcEncoding::KernelSum(ks) = p.encoding else {
         return None;
     };
     if in_features == 0 || !out_features.is_multiple_of(4) || ks.len() != out_features {

@@ -198,18 +198,15 @@ pub(crate) trait ConvMac {
     }
     /// A fully connected layer of this implementation's own for this call
     /// (`filter_offset = 0`), or `None` for the generic loop (the default).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn fc_layer(
-        _q: &ConvQuant,
-        _encoding: super::FcEncoding<'_>,
+        _p: &super::FcParams<'_>,
         _input: &[i8],
         _weights: &[i8],
         _in_features: usize,
         _out_features: usize,
-        _mult: i32,
-        _shift: i32,
         _output: &mut [i8],
+        _scratch: &mut [u64],
     ) -> Option<KernelResult> {
         None
     }

@@ -26,40 +26,27 @@ impl ConvMac for Mve {
 
     #[inline(always)]
     fn fc_layer(
-        q: &super::super::ConvQuant,
-        encoding: super::super::FcEncoding<'_>,
+        p: &super::super::FcParams<'_>,
         input: &[i8],
         weights: &[i8],
         in_features: usize,
         out_features: usize,
-        mult: i32,
-        shift: i32,
         output: &mut [i8],
+        scratch: &mut [u64],
     ) -> Option<KernelResult> {
-        super::im2col_mve::fc_layer(
-            q,
-            encoding,
-            input,
-            weights,
-            in_features,
-            out_features,
-            mult,
-            shift,
-            output,
+        super::im2col_mve::fc_layer(p, input, weights, in_features, out_features, output).or_else(
+            || {
+                super::super::fully_connected::fc_input_offset(
+                    p,
+                    input,
+                    weights,
+                    in_features,
+                    out_features,
+                    output,
+                    scratch,
+                )
+            },
         )
-        .or_else(|| {
-            super::super::fully_connected::fc_input_offset(
-                q,
-                encoding,
-                input,
-                weights,
-                in_features,
-                out_features,
-                mult,
-                shift,
-                output,
-            )
-        })
     }
 
     #[inline(always)]

@@ -13,8 +13,8 @@ mod pad;
 use crate::cortex_m::arith::{divide_by_power_of_two, requantize};
 use crate::cortex_m::{
     add_s8, avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8,
-    AddQuant, ConvQuant, FcEncoding, Nhwc, Window, ADD_SCRATCH_BYTES, CONV_SCRATCH_BYTES,
-    DEPTHWISE_SCRATCH_BYTES,
+    AddQuant, ConvQuant, FcEncoding, FcParams, Nhwc, Window, ADD_SCRATCH_BYTES, CONV_SCRATCH_BYTES,
+    DEPTHWISE_SCRATCH_BYTES, FC_SCRATCH_BYTES,
 };
 pub use pad::PAD_OUT;
 
@@ -123,7 +123,11 @@ pub const DEQUANTIZE_PER_TENSOR_OUT: Kernel = op!(
 /// (= input_offset·Σw + bias) and no bias, so `acc = kernel_sum[o] + Σ x·w`;
 /// DSP/scalar files carry `bias`, so `acc = bias[o] + Σ (x + input_offset)·(w
 /// + filter_offset)`. Then `arm_nn_requantize`, `+ output_offset`, clamp.
-pub const QUANTIZED_LINEAR_OUT: Kernel = op!(QUANTIZED_LINEAR, quantized_linear_out);
+pub const QUANTIZED_LINEAR_OUT: Kernel = op!(
+    QUANTIZED_LINEAR,
+    quantized_linear_out,
+    scratch = FC_SCRATCH_BYTES
+);
 
 const QUANTIZED_LINEAR: &str = "cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min, *, Tensor(a!) out) -> Tensor(a!)";
 
@@ -141,6 +145,7 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         .map_err(|_| bad("multiplier"))?;
     let shift = i32::try_from(ctx.int_list_item(arg!(S, requantize_shifts), 0)?)
         .map_err(|_| bad("shift"))?;
+    let scratch = ctx.take_scratch();
     // Views the caller owns (`io_into`): `io`'s came back through a
     // `Result` and were copied (about 180 instructions per call on M4).
     let (mut ins, mut outs) = ([None; 4], [TensorViewMut::empty()]);
@@ -157,16 +162,20 @@ fn quantized_linear_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         (None, b) => FcEncoding::Bias(b.map(|b| b.as_i32()).transpose()?),
     };
     let (x, w) = (x.as_i8()?, w.as_i8()?);
-    Ok(fully_connected_s8(
-        &q,
+    let p = FcParams {
+        q,
         filter_offset,
         encoding,
+        mult,
+        shift,
+    };
+    Ok(fully_connected_s8(
+        &p,
         x,
         w,
         out_features,
-        mult,
-        shift,
         out.as_i8_mut()?,
+        scratch,
     )?)
 }
 
