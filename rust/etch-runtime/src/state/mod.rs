@@ -229,13 +229,26 @@ fn call_words(
     crate::calls::encode(values, op_index, args, None, &mut [])
 }
 
-/// What [`earlier`] found before an instruction.
-#[derive(Clone, Copy, Default)]
-struct Seen {
+/// What [`earlier`] found before an instruction: whether one calls the
+/// operator ([`Seen::op`]) and whether one writes the value at run time
+/// ([`Seen::target`]). One word, as the walk keeps it in a register.
+#[derive(Clone, Copy)]
+struct Seen(usize);
+
+impl Seen {
+    const NOTHING: Seen = Seen(0);
+    const OP: usize = 1;
+    const TARGET: usize = 2;
+
     /// An earlier instruction calls the operator.
-    op: bool,
+    fn op(self) -> bool {
+        self.0 & Seen::OP != 0
+    }
+
     /// An earlier instruction writes the value at run time.
-    target: bool,
+    fn target(self) -> bool {
+        self.0 & Seen::TARGET != 0
+    }
 }
 
 /// Whether an instruction before `i` calls operator `op` and whether one
@@ -244,13 +257,12 @@ struct Seen {
 /// the instructions before `i` again.
 fn earlier(plan: &ExecutionPlan<'_>, i: usize, op: usize, target: usize) -> Result<Seen> {
     let mut at = Cursor::default();
-    let mut seen = Seen::default();
+    let mut seen = 0;
     for j in 0..i {
         let f = facts_without_kernel(plan, j, &mut at)?;
-        seen.op |= f.op == op;
-        seen.target |= f.target == target;
+        seen |= ((f.op == op) as usize * Seen::OP) | ((f.target == target) as usize * Seen::TARGET);
     }
-    Ok(seen)
+    Ok(Seen(seen))
 }
 
 impl Layout {
@@ -346,15 +358,15 @@ impl Layout {
                         budget = left;
                         earlier(plan, i, op, target)?
                     }
-                    None => Seen::default(),
+                    None => Seen::NOTHING,
                 }
             } else {
-                Seen::default()
+                Seen::NOTHING
             };
-            if op != END && !seen.op {
+            if op != END && !seen.op() {
                 layout.missing += 1;
             }
-            if target != END && !seen.target {
+            if target != END && !seen.target() {
                 if let Some(fill) = fill.as_mut() {
                     OverridesMut(fill.overrides).write(
                         layout.overrides * OVERRIDE_BYTES,
