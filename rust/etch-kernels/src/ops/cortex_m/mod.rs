@@ -356,7 +356,9 @@ fn quantized_add_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     }
     let [zp1, m1, s1, zp2, m2, s2, zpo, mo, so, act_min, act_max] = p;
     let scratch = ctx.take_scratch();
-    let ([a, b], [mut out]) = ctx.io(arg!(S, [self, other]), arg!(S, [out]))?;
+    let (mut ins, mut outs) = ([None; 2], [TensorViewMut::empty()]);
+    ctx.io_into(arg!(S, [self, other]), arg!(S, [out]), &mut ins, &mut outs)?;
+    let ([a, b], [out]) = (ins, &mut outs);
     let (a, b) = (required(a, arg!(S, self))?, required(b, arg!(S, other))?);
     let channels = out.shape.size(1);
     let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
@@ -408,7 +410,9 @@ fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         i32_arg(ctx, arg!(S, output_multiplier))?,
         i32_arg(ctx, arg!(S, output_shift))?,
     );
-    let ([a, b], [mut out]) = ctx.io(arg!(S, [self, other]), arg!(S, [out]))?;
+    let (mut ins, mut outs) = ([None; 2], [TensorViewMut::empty()]);
+    ctx.io_into(arg!(S, [self, other]), arg!(S, [out]), &mut ins, &mut outs)?;
+    let ([a, b], [out]) = (ins, &mut outs);
     let (a, b) = (required(a, arg!(S, self))?, required(b, arg!(S, other))?);
     let channels = out.shape.size(1);
     let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);

@@ -2,7 +2,9 @@
 //! kernels (`kernels/quantized/cpu/op_quantize.cpp`, `op_dequantize.cpp`).
 
 use etch_runtime::context::required;
-use etch_runtime::{arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType};
+use etch_runtime::{
+    arg, op, Error, ErrorCode, Kernel, KernelContext, Result, ScalarType, TensorViewMut,
+};
 
 use crate::math::quantize::{quantize_f32, QuantRange};
 
@@ -34,7 +36,9 @@ pub(crate) fn quantize_per_tensor_out(ctx: &mut KernelContext<'_, '_>) -> Result
     let range = QuantRange::new(ctx.int(arg!(S, quant_min))?, ctx.int(arg!(S, quant_max))?)?;
     let dtype = ctx.scalar_type(arg!(S, dtype))?;
     crate::ops::dynamic::resize_like(ctx, arg!(S, out), arg!(S, input))?;
-    let ([x], [mut out]) = ctx.io(arg!(S, [input]), arg!(S, [out]))?;
+    let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
+    ctx.io_into(arg!(S, [input]), arg!(S, [out]), &mut ins, &mut outs)?;
+    let ([x], [out]) = (ins, &mut outs);
     let x = required(x, arg!(S, input))?;
     if out.dtype != dtype || x.numel() != out.numel() {
         return Err(bad("quantize output dtype or size"));
@@ -126,7 +130,9 @@ pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: us
     let scale = ctx.double(scale_arg)? as f32;
     let zp = i32::try_from(ctx.int(zp_arg)?).map_err(|_| bad("zero point out of range"))?;
     crate::ops::dynamic::resize_like(ctx, out_arg, x_arg)?;
-    let ([x], [mut out]) = ctx.io([x_arg], [out_arg])?;
+    let (mut ins, mut outs) = ([None], [TensorViewMut::empty()]);
+    ctx.io_into([x_arg], [out_arg], &mut ins, &mut outs)?;
+    let ([x], [out]) = (ins, &mut outs);
     let x = required(x, x_arg)?;
     if x.numel() != out.numel() {
         return Err(bad("dequantize output size"));
