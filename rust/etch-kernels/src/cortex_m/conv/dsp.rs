@@ -5,7 +5,7 @@ use super::super::isa::dsp::{smlad, sxtb16, sxtb16_ror8, word};
 use super::super::isa::{prefix, Dsp, Scalar};
 use super::ConvMac;
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
-use super::{super::requant::Rq, super::BAD, PB};
+use super::{super::requant::Rq, super::BAD, QuadRows, PB};
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
 use crate::error::KernelResult;
 
@@ -59,10 +59,10 @@ impl ConvMac for Dsp {
         init: [i32; 4],
         req: &[Rq; 4],
         out: &mut [i8],
-        cout: usize,
+        rows: &QuadRows,
         scratch: &mut [[i32; 4]; PB],
     ) -> KernelResult {
-        pointwise_quad_asm(x, packed, init, req, out, cout, scratch)
+        pointwise_quad_asm(x, packed, init, req, out, rows, scratch)
     }
 
     #[inline(always)]
@@ -230,10 +230,12 @@ macro_rules! requant_lane {
 /// [`super::super::requant::fast_words`], stored) in one `asm!` block, which
 /// reads its per-pass operands from `ctx` in the kernel scratch: init at
 /// words 0..4, packed weights and group count at 4..6, output pointer and
-/// stride at 6..8, pixel count at 8, requantization words of lane `l` at
-/// `9 + 3l` (`mult`, high word, `r − 1`). Its registers are fixed (r0..r5
-/// = accumulators, weight pointer, group count; r10..r12 = a lane's words)
-/// so that one `LDM` loads each of those runs of words.
+/// step at 6..8, the output pointer past the last pixel at 8,
+/// requantization words of lane `l` at `9 + 3l` (`mult`, high word,
+/// `r − 1`), the input pointer's step after a pixel's groups at 21. Its
+/// registers are fixed (r0..r5 = accumulators, weight pointer, group count;
+/// r10..r12 = a lane's words) so that one `LDM` loads each of those runs
+/// of words.
 #[cfg(all(target_arch = "arm", feature = "dsp"))]
 #[inline(never)] // one copy for the pointwise and first-layer kernels
 fn pointwise_quad_asm(
@@ -242,46 +244,54 @@ fn pointwise_quad_asm(
     init: [i32; 4],
     req: &[Rq; 4],
     out: &mut [i8],
-    cout: usize,
+    rows: &QuadRows,
     scratch: &mut [[i32; 4]; PB],
 ) -> KernelResult {
     let groups = packed.len() / 8;
     let cin = 4 * groups;
-    let pixels = x.len().checked_div(cin).ok_or(BAD)?;
-    // The loop writes out[p·cout .. p·cout + 4] for p < pixels and reads
-    // x[.. pixels·cin], packed[.. 8·groups].
+    let (pixels, xstep, ostep) = (rows.pixels, rows.xstep, rows.ostep);
+    // The loop reads x[p·xstep .. p·xstep + cin] and packed[.. 8·groups],
+    // and writes out[p·ostep .. p·ostep + 4], for p < pixels; it stops when
+    // the output pointer has taken `pixels` steps of `ostep ≥ 1` (a total
+    // that fits a usize, so no earlier step count meets the same address).
     if pixels == 0 {
         return Ok(());
     }
-    if (pixels - 1)
-        .checked_mul(cout)
-        .and_then(|v| v.checked_add(4))
-        .is_none_or(|end| end > out.len())
+    let m = pixels - 1;
+    if groups == 0
+        || ostep == 0
+        || pixels.checked_mul(ostep).is_none()
+        || m.checked_mul(ostep)
+            .and_then(|v| v.checked_add(4))
+            .is_none_or(|end| end > out.len())
+        || m.checked_mul(xstep)
+            .and_then(|v| v.checked_add(cin))
+            .is_none_or(|end| end > x.len())
     {
         return Err(BAD);
     }
     let ctx: &mut [[i32; 4]; 6] = scratch.first_chunk_mut::<6>().ok_or(BAD)?;
     let [c0, c1, c2, c3, c4, c5] = ctx;
+    let op = out.as_mut_ptr() as i32;
     *c0 = init;
-    *c1 = [
-        packed.as_ptr() as i32,
-        groups as i32,
-        out.as_mut_ptr() as i32,
-        cout as i32,
-    ];
-    // Pixel count, then lane l's words (mult, high word, r − 1) at 9 + 3l.
+    *c1 = [packed.as_ptr() as i32, groups as i32, op, ostep as i32];
+    // Output end, then lane l's words (mult, high word, r − 1) at 9 + 3l.
     let [m0, m1, m2, m3] = req.map(|r| [r[0] as i32, (r[0] >> 32) as i32, r[1] as i32]);
-    *c2 = [pixels as i32, m0[0], m0[1], m0[2]];
+    let end = op.wrapping_add((pixels * ostep) as i32);
+    *c2 = [end, m0[0], m0[1], m0[2]];
     *c3 = [m1[0], m1[1], m1[2], m2[0]];
     *c4 = [m2[1], m2[2], m3[0], m3[1]];
-    *c5 = [m3[2], 0, 0, 0];
-    // SAFETY: pixel p (p < pixels, counted down in ctx word 8) reads
-    // `groups` words of x from `xp` (rows are contiguous and cin = 4·groups,
-    // so `xp` walks x[.. pixels·cin], inside `x`), the 8·groups words of
-    // `packed` from its start, the words of `ctx` (a live, 8-aligned array of
-    // 24 words), and writes four bytes at out + p·cout (checked above).
-    // Unaligned `ldr` of x is allowed on Armv7E-M; `packed` and `ctx` are
-    // word-aligned for `ldrd`. Registers only otherwise; flags clobbered.
+    *c5 = [m3[2], xstep.wrapping_sub(cin) as i32, 0, 0];
+    // SAFETY: pixel p (p < pixels: the output pointer, stepped by ostep ≥ 1
+    // after each pixel, meets ctx word 8 after exactly `pixels` steps, as
+    // pixels·ostep fits a usize) reads `groups` words of x from `xp` (which
+    // starts at x and after each pixel's `cin` bytes steps on by
+    // xstep − cin, so pixel p reads x[p·xstep .. p·xstep + cin], inside
+    // `x` as checked above), the 8·groups words of `packed` from its start,
+    // the words of `ctx` (a live, 8-aligned array of 24 words), and writes
+    // four bytes at out + p·ostep (checked above). Unaligned `ldr` of x is
+    // allowed on Armv7E-M; `packed` and `ctx` are word-aligned for `ldrd`.
+    // Registers only otherwise; flags clobbered.
     unsafe {
         core::arch::asm!(
             "1:",
@@ -321,9 +331,10 @@ fn pointwise_quad_asm(
             "strb r3, [r10, #3]",
             "add r10, r10, r11",
             "str r10, [r8, #24]",
-            "ldr r10, [r8, #32]",
-            "subs r10, r10, #1",
-            "str r10, [r8, #32]",
+            "ldr r11, [r8, #84]",
+            "add r9, r9, r11",
+            "ldr r11, [r8, #32]",
+            "cmp r10, r11",
             "bne 1b",
             in("r8") ctx.as_mut_ptr(),
             inout("r9") x.as_ptr() => _,

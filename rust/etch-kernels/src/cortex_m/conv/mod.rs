@@ -12,7 +12,7 @@
 //! some taps fall into the padding, sum only their in-bounds weights).
 
 use super::common::{init, put, row, take, taps, wsum, ConvOperands};
-use super::isa::dsp::{sxtb16, sxtb16_ror8, word};
+use super::isa::dsp::{smlad, sxtb16, sxtb16_ror8, word};
 use super::requant::{fast_words, finish_acc, Requant, Rq};
 use super::{Active, ConvQuant, Window, BAD};
 use crate::error::KernelResult;
@@ -224,15 +224,21 @@ pub(crate) trait ConvMac {
     /// [`ConvMac::dot_1x4`]: per group `g` and row `r`, two words at
     /// `8g + 2r`: values `4g, 4g+2` and `4g+1, 4g+3` as int16 lanes.
     fn pack4(w: [&[i8]; 4], out: &mut [u32]) {
-        for (g, o) in out.as_chunks_mut::<8>().0.iter_mut().enumerate() {
-            for (r, row) in w.iter().enumerate() {
-                let Some(v) = row.get(4 * g..4 * g + 4).and_then(|v| v.try_into().ok()) else {
-                    return;
-                };
-                let v = word(v);
-                o[2 * r] = sxtb16(v);
-                o[2 * r + 1] = sxtb16_ror8(v);
-            }
+        // One zipped pass (no per-row bounds checks); stops at the shortest.
+        let [r0, r1, r2, r3] = w.map(|r| r.as_chunks::<4>().0);
+        let rows = r0.iter().zip(r1).zip(r2).zip(r3);
+        for ((((a, b), c), d), o) in rows.zip(out.as_chunks_mut::<8>().0) {
+            let (a, b, c, d) = (word(a), word(b), word(c), word(d));
+            *o = [
+                sxtb16(a),
+                sxtb16_ror8(a),
+                sxtb16(b),
+                sxtb16_ror8(b),
+                sxtb16(c),
+                sxtb16_ror8(c),
+                sxtb16(d),
+                sxtb16_ror8(d),
+            ];
         }
     }
     /// `[Σ x·w_r]` for the four rows packed by [`ConvMac::pack4`], over the
@@ -253,27 +259,28 @@ pub(crate) trait ConvMac {
     /// own loop for its usual case.
     const QUAD: bool = false;
     /// [`pointwise_packed`]'s usual case where [`ConvMac::QUAD`], four output
-    /// channels over every pixel: pixel `p` (row `p` of `x`, `4·g` values
-    /// for the `g` groups of `packed`) gives `out[p·cout + l] =
-    /// fast_words(req[l], dot_1x4(...)[l])` for `l < 4` (every channel fast,
-    /// the output offset folded: [`Requant::to_words`]). `accs`: scratch
-    /// for the loop's operands.
+    /// channels over `rows.pixels` pixels: pixel `p` (the `4·g` values at
+    /// `x[p·rows.xstep ..]` for the `g` groups of `packed`) gives
+    /// `out[p·rows.ostep + l] = fast_words(req[l], dot_1x4(...)[l])` for
+    /// `l < 4` (every channel fast, the output offset folded:
+    /// [`Requant::to_words`]). `accs`: scratch for the loop's operands.
     fn pointwise_quad(
         x: &[i8],
         packed: &[u32],
         init: [i32; 4],
         req: &[Rq; 4],
         out: &mut [i8],
-        cout: usize,
+        rows: &QuadRows,
         _accs: &mut [[i32; 4]; PB],
     ) -> KernelResult {
         let cin = 4 * (packed.len() / 8);
         if cin == 0 {
             return Err(BAD);
         }
-        for (p, row) in x.chunks_exact(cin).enumerate() {
-            let acc = Self::dot_1x4(row, packed, init);
-            let d = out.get_mut(p * cout..p * cout + 4).ok_or(BAD)?;
+        for p in 0..rows.pixels {
+            let (xi, oi) = (p * rows.xstep, p * rows.ostep);
+            let acc = Self::dot_1x4(x.get(xi..xi + cin).ok_or(BAD)?, packed, init);
+            let d = out.get_mut(oi..oi + 4).ok_or(BAD)?;
             for ((d, &a), r) in d.iter_mut().zip(&acc).zip(req) {
                 *d = fast_words(r, a);
             }
@@ -357,6 +364,14 @@ pub(crate) fn pointwise<M: ConvMac>(ops: &ConvOperands<'_>, output: &mut [i8]) -
     Ok(())
 }
 
+/// Where [`ConvMac::pointwise_quad`]'s pixels lie: `pixels` of them, the
+/// inputs of pixel `p` from byte `p·xstep`, its outputs from byte `p·ostep`.
+pub(crate) struct QuadRows {
+    pub(crate) pixels: usize,
+    pub(crate) xstep: usize,
+    pub(crate) ostep: usize,
+}
+
 /// Most input channels [`depthwise_single_gemm`](super::depthwise) gathers
 /// per window.
 pub(crate) const PACK_IC: usize = 128;
@@ -411,11 +426,21 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
             row(filter, ch(3) * cin, cin)?,
         ];
         M::pack4(rows, packed);
+        // With QUAD (the default packing) and no input tail, each row's
+        // weight sum is read off the packed words: two `SMLAD` a group
+        // instead of a byte loop over the row.
+        let sums = (M::QUAD && body == cin).then(|| pack4_sums(packed));
         let mut init4 = [0i32; 4];
         let mut req4 = [Requant::new(0, 0); 4];
         for l in 0..4 {
             let c = ch(l);
-            init4[l] = init(bias, c, off, rows[l]);
+            init4[l] = match sums {
+                Some(s) => bias
+                    .and_then(|b| b.get(c).copied())
+                    .unwrap_or(0)
+                    .wrapping_add(off.wrapping_mul(s[l])),
+                None => init(bias, c, off, rows[l]),
+            };
             req4[l] = Requant::new(*mult.get(c).ok_or(BAD)?, *shift.get(c).ok_or(BAD)?);
         }
         let fast4 = req4.iter().all(Requant::is_fast);
@@ -432,7 +457,12 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
             let req4 = req4.map(|r| r.to_words(q.output_offset));
             let x = input.get(..pixels * cin).ok_or(BAD)?;
             let out = output.get_mut(oc..).ok_or(BAD)?;
-            M::pointwise_quad(x, packed, init4, &req4, out, cout, accs)?;
+            let rows = QuadRows {
+                pixels,
+                xstep: cin,
+                ostep: cout,
+            };
+            M::pointwise_quad(x, packed, init4, &req4, out, &rows, accs)?;
         } else if !M::QUAD && n == 4 && body == cin && fast4 && full_range {
             // The common case, inline: whole channel quad, no input tail,
             // full-range clamp.
@@ -492,6 +522,21 @@ pub(crate) fn pointwise_packed<M: ConvMac>(
         oc += 4;
     }
     Ok(())
+}
+
+/// Each row's sum of the weights [`ConvMac::pack4`]'s default packing holds
+/// (per group and row, two words of int16 lanes): `SMLAD` by ones.
+#[inline(always)]
+pub(crate) fn pack4_sums(packed: &[u32]) -> [i32; 4] {
+    const ONES: u32 = 0x0001_0001;
+    let mut s = [0i32; 4];
+    for g in packed.as_chunks::<8>().0 {
+        s[0] = smlad(g[1], ONES, smlad(g[0], ONES, s[0]));
+        s[1] = smlad(g[3], ONES, smlad(g[2], ONES, s[1]));
+        s[2] = smlad(g[5], ONES, smlad(g[4], ONES, s[2]));
+        s[3] = smlad(g[7], ONES, smlad(g[6], ONES, s[3]));
+    }
+    s
 }
 
 /// Any convolution: two output channels per pass; per output pixel and

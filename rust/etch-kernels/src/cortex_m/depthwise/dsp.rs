@@ -14,14 +14,24 @@ use crate::error::KernelResult;
 impl DepthwiseMac for Dsp {
     const PACKED_DEPTHWISE: bool = true;
     const SIMPLE_FALLBACK: bool = true;
+    const SINGLE_GEMM: bool = false;
 
+    /// One input channel: column words (`columns.rs`); depth multiplier
+    /// 1: `SMLAD` row pairs for 3×3 (`pairs.rs`).
     #[inline(always)]
-    fn separate_mult1_layer(
+    fn separate_layer(
         ops: &ConvOperands<'_>,
+        ch_mult: usize,
         output: &mut [i8],
         scratch: &mut [u64],
     ) -> Option<KernelResult> {
-        super::pairs::depthwise_pairs(ops, output, scratch)
+        if ops.g.input.c == 1 {
+            super::columns::single_columns::<Self>(ops, output, scratch)
+        } else if ch_mult == 1 {
+            super::pairs::depthwise_pairs(ops, output, scratch)
+        } else {
+            None
+        }
     }
 
     #[cfg(all(target_arch = "arm", feature = "dsp"))]

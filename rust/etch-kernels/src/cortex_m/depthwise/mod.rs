@@ -52,6 +52,7 @@ macro_rules! depthwise_blocks_from {
     };
 }
 
+mod columns;
 mod dsp;
 mod mve;
 mod packed;
@@ -151,10 +152,8 @@ pub(crate) fn depthwise_with<M: DepthwiseMac>(
         return Ok(());
     }
     let ops = ConvOperands::new(*g, *q, input, filter, bias, mult, shift);
-    if ch_mult == 1 {
-        if let Some(done) = M::separate_mult1_layer(&ops, output, scratch) {
-            return done;
-        }
+    if let Some(done) = M::separate_layer(&ops, ch_mult, output, scratch) {
+        return done;
     }
     depthwise::<M>(&ops, ch_mult, output, scratch)
 }
@@ -182,17 +181,23 @@ pub(crate) trait DepthwiseMac: ConvMac {
     ) -> Option<KernelResult> {
         None
     }
-    /// Like [`DepthwiseMac::mult1_layer`], but tried before [`depthwise`]
-    /// is entered, so that its stack frame does not add to the loops' (DSP
-    /// builds keep [`depthwise`] out of line for it).
+    /// A layer kernel of this implementation's own for this call, tried
+    /// before [`depthwise`] is entered, so that its stack frame does not
+    /// add to the loops' (DSP builds keep [`depthwise`] out of line for
+    /// it), or `None` (the default).
     #[inline(always)]
-    fn separate_mult1_layer(
+    fn separate_layer(
         _ops: &ConvOperands<'_>,
+        _ch_mult: usize,
         _output: &mut [i8],
         _scratch: &mut [u64],
     ) -> Option<KernelResult> {
         None
     }
+    /// Whether one-input-channel layers no layer kernel takes run
+    /// [`depthwise_single_gemm`] (else the loops below: implementations
+    /// whose own kernel covers the usual shapes leave it out of flash).
+    const SINGLE_GEMM: bool = true;
     /// Whether the shapes no layer kernel takes (depth multiplier above 1
     /// with several input channels, more taps than [`Taps`] holds, a zero
     /// point outside int8) run [`depthwise_simple`] (one output at a time,
@@ -344,7 +349,11 @@ pub(crate) fn depthwise<M: DepthwiseMac>(
     let bias = ops.bias;
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
     let zp = q.input_offset.wrapping_neg();
-    if i.c == 1 && kh * kw * M::PACK_WORDS <= 2 * PACK_IC && (-128..=127).contains(&zp) {
+    if M::SINGLE_GEMM
+        && i.c == 1
+        && kh * kw * M::PACK_WORDS <= 2 * PACK_IC
+        && (-128..=127).contains(&zp)
+    {
         if let Some(done) = M::single_channel_layer(ops, output, scratch) {
             return done;
         }

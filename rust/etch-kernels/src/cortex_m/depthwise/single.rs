@@ -2,8 +2,8 @@
 //! product on the convolution's building blocks
 //! ([`ConvMac`](super::super::conv::ConvMac)).
 
-use super::super::common::{four, runs, take, taps, ConvOperands};
-use super::super::conv::PACK_IC;
+use super::super::common::{runs, take, taps, ConvOperands};
+use super::super::conv::{QuadRows, PACK_IC};
 use super::super::requant::{finish_acc, Requant};
 use super::super::{Window, BAD};
 use super::DepthwiseMac;
@@ -35,14 +35,10 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
     let per_block = (PATCH_BYTES / len.max(1)).max(1);
     let pixels = o.n * o.h * o.w;
     let patches = take::<i8, PATCH_BYTES>(&mut scratch)?;
-    // Weight columns ([ConvMac::pack4]'s input), or with ConvMac::QUAD the
-    // quad loop's operands (the weights are packed straight from `filter`).
+    // Weight columns ([ConvMac::pack4]'s input), then with ConvMac::QUAD the
+    // quad loop's operands.
     let mid = take::<u64, { PACK_IC / 2 }>(&mut scratch)?;
     let buf = take::<u32, { 2 * PACK_IC }>(&mut scratch)?;
-    if !M::QUAD {
-        // Taps past the last (up to a multiple of four) weigh 0.
-        mid.fill(0);
-    }
     let packed = buf.get_mut(..M::PACK_WORDS * len).ok_or(BAD)?;
     let mut p0 = 0;
     while p0 < pixels {
@@ -93,80 +89,20 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
             let n = 4.min(cout - oc);
             let mut init4 = [0i32; 4];
             let mut req4 = [Requant::new(0, 0); 4];
-            if M::QUAD {
-                // Pack the four channels' taps straight from the IHWO weights
-                // (ConvMac::pack4's layout: per group of four taps and channel,
-                // taps 0,2 and 1,3 as int16 lanes; taps past the last weigh 0).
-                for (gi, o) in packed.as_chunks_mut::<8>().0.iter_mut().enumerate() {
-                    let t0 = 4 * gi;
-                    if n == 4 && t0 + 4 <= ntaps {
-                        // The quad's weights of four taps (one word each),
-                        // transposed into each channel's int16 pairs (taps
-                        // 0,2 and 1,3).
-                        let s = filter.get(t0 * cout + oc..).ok_or(BAD)?;
-                        let (wa, wb) = (
-                            super::super::isa::dsp::word(four(s, 0)?),
-                            super::super::isa::dsp::word(four(s, cout)?),
-                        );
-                        let (wc, wd) = (
-                            super::super::isa::dsp::word(four(s, 2 * cout)?),
-                            super::super::isa::dsp::word(four(s, 3 * cout)?),
-                        );
-                        let (ae, ao) = (
-                            super::super::isa::dsp::sxtb16(wa),
-                            super::super::isa::dsp::sxtb16_ror8(wa),
-                        );
-                        let (be, bo) = (
-                            super::super::isa::dsp::sxtb16(wb),
-                            super::super::isa::dsp::sxtb16_ror8(wb),
-                        );
-                        let (ce, co) = (
-                            super::super::isa::dsp::sxtb16(wc),
-                            super::super::isa::dsp::sxtb16_ror8(wc),
-                        );
-                        let (de, dd) = (
-                            super::super::isa::dsp::sxtb16(wd),
-                            super::super::isa::dsp::sxtb16_ror8(wd),
-                        );
-                        let lo = |x: u32, y: u32| (x & 0xffff) | (y << 16);
-                        let hi = |x: u32, y: u32| (x >> 16) | (y & 0xffff_0000);
-                        *o = [
-                            lo(ae, ce),
-                            lo(be, de),
-                            lo(ao, co),
-                            lo(bo, dd),
-                            hi(ae, ce),
-                            hi(be, de),
-                            hi(ao, co),
-                            hi(bo, dd),
-                        ];
-                        for (l, pair) in o.as_chunks::<2>().0.iter().enumerate() {
-                            let one = 0x0001_0001;
-                            let s = super::super::isa::dsp::smlad(pair[0], one, 0);
-                            init4[l] = init4[l]
-                                .wrapping_add(super::super::isa::dsp::smlad(pair[1], one, s));
-                        }
-                        continue;
-                    }
-                    // A channel tail or the last, partial group: per weight.
-                    for l in 0..4 {
-                        let c = oc + l.min(n - 1);
-                        let mut v = [0i32; 4];
-                        for (k, d) in v.iter_mut().enumerate().take(ntaps - t0) {
-                            *d = *filter.get((t0 + k) * cout + c).ok_or(BAD)? as i32;
-                        }
-                        init4[l] = init4[l].wrapping_add(v[0] + v[1] + v[2] + v[3]);
-                        o[2 * l] = super::super::isa::dsp::pack16(v[0], v[2]);
-                        o[2 * l + 1] = super::super::isa::dsp::pack16(v[1], v[3]);
-                    }
-                }
-            } else {
+            {
                 let cols: &mut [[i8; PACK_IC]] =
                     bytemuck::try_cast_slice_mut(&mut mid[..]).map_err(|_| BAD)?;
                 for (l, (col, sum)) in cols.iter_mut().zip(init4.iter_mut()).enumerate() {
                     let c = oc + l.min(n - 1);
-                    for (t, d) in col.iter_mut().enumerate().take(ntaps) {
-                        *d = *filter.get(t * cout + c).ok_or(BAD)?;
+                    // Taps past the last (up to a multiple of four) weigh 0
+                    // (rewritten each pass: the quad loop's operands share
+                    // this scratch).
+                    for (t, d) in col.iter_mut().enumerate().take(len) {
+                        *d = if t < ntaps {
+                            *filter.get(t * cout + c).ok_or(BAD)?
+                        } else {
+                            0
+                        };
                         *sum = sum.wrapping_add(*d as i32);
                     }
                 }
@@ -202,7 +138,12 @@ pub(crate) fn depthwise_single_gemm<M: DepthwiseMac>(
                 let ctx: &mut [[i32; 4]] =
                     bytemuck::try_cast_slice_mut(&mut mid[..]).map_err(|_| BAD)?;
                 let ctx = ctx.try_into().map_err(|_| BAD)?;
-                M::pointwise_quad(rows, packed, init4, &req4, out, cout, ctx)?;
+                let geo = QuadRows {
+                    pixels: pn,
+                    xstep: len,
+                    ostep: cout,
+                };
+                M::pointwise_quad(rows, packed, init4, &req4, out, &geo, ctx)?;
             } else {
                 for (k, patch) in runs(rows, len).enumerate() {
                     let acc = M::dot_1x4(patch, packed, init4);

@@ -5,7 +5,7 @@
 extern crate std;
 use std::{vec, vec::Vec};
 
-use super::super::conv::CONV_SCRATCH_WORDS;
+use super::super::conv::{CONV_SCRATCH_WORDS, PB};
 use super::super::isa::{Dsp, Mve, Scalar};
 use super::super::testutil::*;
 use super::*;
@@ -508,6 +508,104 @@ fn pairs_3x3_matches_reference() {
         slow[o.c - 1] = -1;
         let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &slow);
         assert!(super::pairs::depthwise_pairs(&ops, &mut none, &mut scratch()).is_none());
+        assert!(none.iter().all(|&v| v == 0));
+    }
+}
+
+/// The one-input-channel column-word layer (`columns.rs`, Dsp's
+/// `separate_layer`) against the reference: DS-CNN's first layer,
+/// random kernels of 1 to 9 columns (one to three words a kernel row),
+/// strides 1 to 3, padding up to the kernel, batches of two, zero points at
+/// the int8 edges, fast right shifts, in one band and in bands of two rows,
+/// with a narrowed clamp; a slow channel and too little scratch for one row
+/// are refused (`None`, nothing written).
+#[test]
+fn dsp_single_columns_matches_reference() {
+    let mut r = Rng(0xc01c);
+    let mut shapes = vec![geometry((49, 10, 1), 64, (10, 4), (2, 2), (4, 1))];
+    for _ in 0..if cfg!(miri) { 2 } else { 40 } {
+        let k = (r.range(1, 6) as usize, r.range(1, 9) as usize);
+        let p = (
+            r.range(0, k.0 as i64 - 1) as usize,
+            r.range(0, k.1 as i64 - 1) as usize,
+        );
+        let (h, w) = (
+            r.range(k.0 as i64, 14) as usize,
+            r.range(k.1 as i64, 12) as usize,
+        );
+        let s = (r.range(1, 3) as usize, r.range(1, 3) as usize);
+        let mut g = geometry((h, w, 1), 4 * r.range(1, 4) as usize, k, s, p);
+        if r.range(0, 3) == 0 {
+            g.input.n = 2;
+            g.output.n = 2;
+        }
+        shapes.push(g);
+    }
+    for (k, g) in shapes.iter().enumerate() {
+        let (i, o) = (g.input, g.output);
+        let zp_in = [-128, 127, 0, r.range(-128, 127)][k % 4] as i32;
+        let q = ConvQuant {
+            input_offset: -zp_in,
+            output_offset: [-128, 127, r.range(-128, 127) as i32][k % 3],
+            act_min: -128,
+            act_max: 127,
+        };
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(g.kernel.0 * g.kernel.1 * o.c);
+        let mult: Vec<i32> = (0..o.c)
+            .map(|_| r.range(1 << 30, i32::MAX as i64) as i32)
+            .collect();
+        let shift: Vec<i32> = (0..o.c).map(|_| r.range(-23, -2) as i32).collect();
+        let bias: Vec<i32> = (0..o.c)
+            .map(|_| r.range(-1 << 20, 1 << 20) as i32)
+            .collect();
+        let want = ref_conv(g, &q, Some(o.c), &x, &w, &bias, &mult, &shift);
+        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &shift);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        let done = Dsp::separate_layer(&ops, o.c, &mut got, &mut scratch());
+        assert!(matches!(done, Some(Ok(()))), "{g:?} not taken");
+        assert_eq!(got, want, "{g:?} zp {zp_in}");
+        let mut via = vec![0i8; got.len()];
+        depthwise_with::<Dsp>(
+            g,
+            &q,
+            o.c,
+            &x,
+            &w,
+            Some(&bias),
+            &mult,
+            &shift,
+            &mut via,
+            &mut scratch(),
+        )
+        .unwrap();
+        assert_eq!(via, want, "{g:?} via Dsp");
+        // Scratch for two output rows' column words: bands of two rows.
+        let (kh, gr) = (g.kernel.0, g.kernel.1.div_ceil(4));
+        let two = 2 * PB + 4 * kh * gr + (o.w * gr * (kh + g.stride.0)).div_ceil(2);
+        let mut banded = vec![0i8; got.len()];
+        let done = Dsp::separate_layer(&ops, o.c, &mut banded, &mut scratch()[..two]);
+        assert!(matches!(done, Some(Ok(()))), "{g:?} not taken in bands");
+        assert_eq!(banded, want, "{g:?} in bands of two rows");
+        // A clamp narrower than int8: applied after the quad loop.
+        let narrow = ConvQuant {
+            act_min: -20,
+            act_max: 100,
+            ..q
+        };
+        let want_n = ref_conv(g, &narrow, Some(o.c), &x, &w, &bias, &mult, &shift);
+        let ops_n = ConvOperands::new(*g, narrow, &x, &w, Some(&bias), &mult, &shift);
+        let mut got_n = vec![0i8; got.len()];
+        assert!(Dsp::separate_layer(&ops_n, o.c, &mut got_n, &mut scratch()).is_some());
+        assert_eq!(got_n, want_n, "{g:?} narrowed clamp");
+        // Too little scratch for one row, or a slow channel (right shift
+        // 1): not taken, nothing written.
+        let mut none = vec![0i8; got.len()];
+        assert!(Dsp::separate_layer(&ops, o.c, &mut none, &mut scratch()[..two / 2]).is_none());
+        let mut slow = shift.clone();
+        slow[o.c - 1] = -1;
+        let ops = ConvOperands::new(*g, q, &x, &w, Some(&bias), &mult, &slow);
+        assert!(Dsp::separate_layer(&ops, o.c, &mut none, &mut scratch()).is_none());
         assert!(none.iter().all(|&v| v == 0));
     }
 }
