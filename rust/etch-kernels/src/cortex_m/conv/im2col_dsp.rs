@@ -94,6 +94,7 @@ fn pairs(
     }
     kernel_sums(ops, k, ks, 1)?;
     let weights = ops.filter.get(..cout * k).ok_or(BAD)?;
+    let fused = Fused::of(ops).filter(|_| rows.is_none());
     let mut px = Pixel::FIRST;
     let mut p = 0;
     while p < pixels {
@@ -121,6 +122,12 @@ fn pairs(
             }
         }
         px = px1.next(oh, ow);
+        if let Some(f) = &fused {
+            let out = output.get_mut(p * cout..(p + 2) * cout).ok_or(BAD)?;
+            channels_2x1(packed, weights, ks, ops.mult, ops.shift, f, out).ok_or(BAD)?;
+            p += 2;
+            continue;
+        }
         let (lo, hi) = output.split_at_mut_checked((p + 1) * cout).ok_or(BAD)?;
         let o0 = lo.get_mut(p * cout..).ok_or(BAD)?;
         let o1 = hi.get_mut(..cout).ok_or(BAD)?;
@@ -154,6 +161,224 @@ fn pairs(
         p += 2;
     }
     Ok(())
+}
+
+/// The constants of [`channels_2x1`], for a layer whose every channel's
+/// requantization [`fast_words`] computes (multiplier ≥ 0, right shift
+/// 2..=23), with an int8 output offset and activation range.
+struct Fused {
+    /// `2·output_offset + 1`: the high word of the rounding constant with
+    /// the output offset folded, `(1 + 2·off)·2^(r−2)`, is it shifted left
+    /// by `r − 2`.
+    off21: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl Fused {
+    fn of(ops: &ConvOperands<'_>) -> Option<Fused> {
+        let q = &ops.q;
+        let int8 = -128..=127;
+        if !int8.contains(&q.output_offset)
+            || !int8.contains(&q.act_min)
+            || !int8.contains(&q.act_max)
+        {
+            return None;
+        }
+        let fast = |(&m, &s): (&i32, &i32)| m >= 0 && (2..=23).contains(&s.wrapping_neg());
+        ops.mult.iter().zip(ops.shift).all(fast).then_some(Fused {
+            off21: 2 * q.output_offset + 1,
+            lo: q.act_min,
+            hi: q.act_max,
+        })
+    }
+}
+
+/// Every output channel of two output pixels: `out[c]` and
+/// `out[cout + c]` = `clamp(fast_words(ks[c] + Σ x·w[c]), lo, hi)` over the
+/// `packed.len() / 4 ≥ 1` groups of both pixels' windows and the weight
+/// rows (`K = packed.len()` values each, contiguous), `cout = ks.len()`:
+/// `None` unless the lengths fit. The portable spelling (host tests; the
+/// DSP instructions emulated).
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+fn channels_2x1(
+    packed: &[u32],
+    w: &[i8],
+    ks: &[i32],
+    mult: &[i32],
+    shift: &[i32],
+    f: &Fused,
+    out: &mut [i8],
+) -> Option<()> {
+    let (cout, k) = (ks.len(), packed.len() / 4 * 4);
+    if cout == 0 || k == 0 || out.len() != 2 * cout || w.len() < cout.checked_mul(k)? {
+        return None;
+    }
+    let (o0, o1) = out.split_at_mut(cout);
+    let rq = mult.iter().zip(shift);
+    for ((((w, &s), (&m, &sh)), d0), d1) in w.chunks_exact(k).zip(ks).zip(rq).zip(o0).zip(o1) {
+        let rm1 = sh.wrapping_neg() - 1;
+        let words = [
+            m as u32 as u64 | ((f.off21 << (rm1 - 1)) as u32 as u64) << 32,
+            rm1 as u64,
+        ];
+        let [a, c] = dot_2x1(packed, w);
+        let out = |acc: i32| {
+            super::super::requant::fast_words(&words, s.wrapping_add(acc))
+                .max(f.lo as i8)
+                .min(f.hi as i8)
+        };
+        (*d0, *d1) = (out(a), out(c));
+    }
+    Some(())
+}
+
+/// One group of four taps of both pixels against one weight word: 8
+/// instructions per 8 multiply-accumulates.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+macro_rules! group_2x1 {
+    () => {
+        concat!(
+            "ldm {xp}!, {{r2, r3, r4, r5}}\n",
+            "ldr {w}, [{wp}], #4\n",
+            "sxtb16 {t}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a}, r2, {t}, {a}\n",
+            "smlad {a}, r3, {w}, {a}\n",
+            "smlad {c}, r4, {t}, {c}\n",
+            "smlad {c}, r5, {w}, {c}\n",
+        )
+    };
+}
+
+/// One output of [`channels_2x1`]'s `asm!` into `r3`: [`fast_words`] of
+/// `acc` with the multiplier in `r2`, `r − 1` in `r4` and the folded high
+/// word in `r5`, then the activation range (`{xp}`, `{n}`) by `SSUB8`/`SEL`
+/// on the low byte.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+macro_rules! requant_2x1 {
+    ($acc:literal) => {
+        concat!(
+            "and {t}, ",
+            $acc,
+            ", #0x80000000\n",
+            "orr {t}, {t}, #0x40000000\n",
+            "add r3, r5, ",
+            $acc,
+            ", asr #31\n",
+            "smlal {t}, r3, ",
+            $acc,
+            ", r2\n",
+            "asr r3, r3, r4\n",
+            "ssat r3, #8, r3\n",
+            "ssub8 {t}, r3, {xp}\n",
+            "sel r3, r3, {xp}\n",
+            "ssub8 {t}, r3, {n}\n",
+            "sel r3, {n}, r3\n",
+        )
+    };
+}
+
+/// [`channels_2x1`] on Arm with DSP: one `asm!` for all channels, the
+/// groups two per pass (an odd count enters at the second), then both
+/// outputs requantized in registers (the per-channel words from the
+/// multiplier and shift: five instructions); the loop state in a 48-byte
+/// frame on the stack (every register is in use).
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+fn channels_2x1(
+    packed: &[u32],
+    w: &[i8],
+    ks: &[i32],
+    mult: &[i32],
+    shift: &[i32],
+    f: &Fused,
+    out: &mut [i8],
+) -> Option<()> {
+    let (cout, groups) = (ks.len(), packed.len() / 4);
+    if cout == 0
+        || groups == 0
+        || mult.len() < cout
+        || shift.len() < cout
+        || out.len() != 2 * cout
+        || w.len() < cout.checked_mul(4 * groups)?
+    {
+        return None;
+    }
+    // SAFETY: `cout ≥ 1` channels; channel `c` reads `ks[c]`, `mult[c]`,
+    // `shift[c]` (each slice holds `cout`, checked), the `groups ≥ 1` groups
+    // of `packed` (four words each at `xp`, reset per channel: `4·groups ≤
+    // packed.len()`; `u32`-aligned for `LDM`) and weight row `c` (`4·groups`
+    // bytes at `wp`, which runs on through the contiguous rows: `cout` rows
+    // fit in `w`, checked), and writes `out[c]` and `out[cout + c]`
+    // (`out.len() = 2·cout`). The 48-byte frame is pushed and popped inside
+    // (8-byte aligned). Unaligned `LDR` is allowed on Armv7E-M and Armv8-M
+    // Mainline. Flags, the GE bits and the sticky Q bit are clobbered.
+    unsafe {
+        core::arch::asm!(
+            "sub sp, sp, #48",
+            "strd {xp}, {n}, [sp]",
+            "strd {a}, {c}, [sp, #8]",
+            "strd {w}, {t}, [sp, #16]",
+            "strd {u}, r2, [sp, #24]",
+            "strd r3, r4, [sp, #32]",
+            "str r5, [sp, #40]",
+            "6:",
+            "ldr {t}, [sp, #8]",
+            "ldr {a}, [{t}], #4",
+            "str {t}, [sp, #8]",
+            "mov {c}, {a}",
+            "ldrd {xp}, {n}, [sp]",
+            "lsrs {n}, {n}, #1",
+            "adc {n}, {n}, #0",
+            "bcs 5f",
+            "3:",
+            group_2x1!(),
+            "5:",
+            group_2x1!(),
+            "subs {n}, {n}, #1",
+            "bne 3b",
+            "ldr {t}, [sp, #12]",
+            "ldr r2, [{t}], #4",
+            "str {t}, [sp, #12]",
+            "ldr {t}, [sp, #16]",
+            "ldr r3, [{t}], #4",
+            "str {t}, [sp, #16]",
+            "mvn r4, r3",
+            "sub r3, r4, #1",
+            "ldr r5, [sp, #28]",
+            "lsl r5, r5, r3",
+            "ldrd {xp}, {n}, [sp, #32]",
+            requant_2x1!("{a}"),
+            "ldr {a}, [sp, #20]",
+            "strb r3, [{a}]",
+            requant_2x1!("{c}"),
+            "ldr {w}, [sp, #24]",
+            "strb r3, [{a}, {w}]",
+            "add {a}, {a}, #1",
+            "str {a}, [sp, #20]",
+            "ldr {t}, [sp, #40]",
+            "subs {t}, {t}, #1",
+            "str {t}, [sp, #40]",
+            "bne 6b",
+            "add sp, sp, #48",
+            // Entry values, stored in the frame: [0] packed, [4] groups,
+            // [8] ks, [12] mult, [16] shift, [20] out, [24] cout,
+            // [28] 2·out_off + 1, [32] lo, [36] hi, [40] channels left.
+            xp = inout(reg) packed.as_ptr() => _,
+            n = inout(reg) groups => _,
+            wp = inout(reg) w.as_ptr() => _,
+            a = inout(reg) ks.as_ptr() => _,
+            c = inout(reg) mult.as_ptr() => _,
+            w = inout(reg) shift.as_ptr() => _,
+            t = inout(reg) out.as_mut_ptr() => _,
+            u = inout(reg) cout => _,
+            inout("r2") f.off21 => _,
+            inout("r3") f.lo => _,
+            inout("r4") f.hi => _,
+            inout("r5") cout => _,
+        );
+    }
+    Some(())
 }
 
 /// `arm_nn_requantize(·, mult, shift)` as [`Requant::apply`]'s one-step
