@@ -242,8 +242,10 @@ LIMITS = {
         # 23,580 B with the general convolution's fused channel loop (all
         # channels of a pixel pair in one asm loop: linked with
         # quantized_conv2d though DS-CNN never takes it) for 2.47 M fewer
-        # ResNet-8 instructions on Cortex-M4.
-        ("flash_kernels_bytes", 23_698, 16_384, "DS-CNN kernels flash with dsp (23,580 + 0.5 %)"),
+        # ResNet-8 instructions on Cortex-M4; 23,936 B with its pixel loop
+        # out of line (MobileNet and ResNet-8 first layers back to their
+        # old cost: 0.14 M and 0.15 M fewer instructions).
+        ("flash_kernels_bytes", 24_056, 16_384, "DS-CNN kernels flash with dsp (23,936 + 0.5 %)"),
         ("inference_stack_bytes", 1_560, 2_048, "stack of one inference (1,552 measured + 0.5 %)"),
     ],
     "cortex-m55": [
@@ -345,8 +347,8 @@ def cmsis_nn_count(target, label):
 # with the kernel calls decoded at load: the autoencoder's 10 small layers
 # lost most of the runtime's per-operator cost, 709,870 -> 594,625 on M4).
 SUITE_LIMITS = {
-    ("cortex-m4", "vww"): 15_599_100,   # 15,521,411 (15,394,429 before the general conv's fused channel loop, which MobileNet never takes; not analysed)
-    ("cortex-m4", "ic"): 21_329_600,    # 21,223,435 (DSP general conv: all channels of a pixel pair in one asm loop)
+    ("cortex-m4", "vww"): 15_454_400,   # 15,377,445 (general conv's fused channel loop out of line)
+    ("cortex-m4", "ic"): 21_175_600,    # 21,070,229 (DSP general conv: all channels of a pixel pair in one asm loop)
     ("cortex-m4", "ad"): 419_100,       # 417,001 (DSP fully connected: four rows per pass, inputs widened once)
     ("cortex-m55", "vww"): 4_229_100,   # 4,207,977 (Helium conv_block: interior windows copied per output row)
     ("cortex-m55", "ic"): 3_547_700,    # 3,530,049 (Helium conv: kernel sums by VADDVA, windows copied per row)
