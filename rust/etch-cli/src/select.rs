@@ -24,6 +24,7 @@ pub fn dtype_feature(t: ScalarType) -> Option<&'static str> {
         ScalarType::SHORT => "dtype-i16",
         ScalarType::INT => "dtype-i32",
         ScalarType::LONG => "dtype-i64",
+        ScalarType::BOOL => "dtype-bool",
         _ => return None,
     })
 }
