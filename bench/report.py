@@ -203,9 +203,10 @@ LIMITS = {
         # on SMLAD row pairs (depthwise/pairs.rs); 4,185,322 with the first
         # layer on column words (depthwise/columns.rs) and the pointwise
         # weight sums read off the packed words: the 4.2 M target is met,
-        # so the guard is the target.
+        # so the guard is the target. 4,193,611 with unaligned column words built
+        # byte by byte (no unaligned ldr: tools/ci/unaligned-trap.sh).
         ("instructions_per_inference", 4_200_000, 4_200_000,
-         "instructions (4,185,322 measured; guard = the 4.2 M target)"),
+         "instructions (4,193,611 measured; guard = the 4.2 M target)"),
         # No target of its own: the etch_pte + etch_runtime symbols of the bench
         # firmware, with verification and the kernel-call path (KernelContext),
         # which check-embedded's probe_core (the core runtime alone) does not link.

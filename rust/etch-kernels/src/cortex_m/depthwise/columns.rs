@@ -107,8 +107,14 @@ fn columns_layer<M: ConvMac>(
                     let ix = (ox * g.stride.1 + 4 * j).wrapping_sub(g.padding.1);
                     *d = if iy >= i.h {
                         zpw
-                    } else if ix.checked_add(4).is_some_and(|e| e <= i.w) {
-                        // Four values inside the row: one word.
+                    } else if ix.checked_add(4).is_some_and(|e| e <= i.w)
+                        && (ops.input.as_ptr().wrapping_add(row + ix) as usize).is_multiple_of(4)
+                    {
+                        // Four values inside the row at a word-aligned
+                        // address: one `ldr`. Unaligned ones take the byte
+                        // loop below, so the layer never loads a word from
+                        // an unaligned address (CCR.UNALIGN_TRP:
+                        // tools/ci/unaligned-trap.sh).
                         word(four(ops.input, row + ix)?)
                     } else {
                         let mut v = [zp; 4];
