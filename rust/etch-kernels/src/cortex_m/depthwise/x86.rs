@@ -103,6 +103,44 @@ fn gather(
     Ok((init4, mult4, shift4))
 }
 
+/// The window of output pixel `p` (batch, row and column of `ops.g.output`
+/// in that order) of a one-input-channel layer, row by row into `win`,
+/// taps outside the input as the zero point `zp`. `xs` holds at least
+/// `kw` column positions (computed once per window, not once per row).
+/// Shared by the SSE2 and AVX2 first-layer kernels.
+#[inline]
+pub(super) fn gather_window(
+    ops: &ConvOperands<'_>,
+    p: usize,
+    xs: &mut [Option<usize>],
+    win: &mut [i8],
+    zp: i8,
+) -> KernelResult {
+    let (g, input) = (&ops.g, ops.input);
+    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let (b, oy, ox) = (
+        p / (o.h * o.w).max(1),
+        (p / o.w.max(1)) % o.h.max(1),
+        p % o.w.max(1),
+    );
+    for (kx, d) in xs.iter_mut().enumerate().take(kw) {
+        *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
+    }
+    let mut t = 0;
+    for ky in 0..kh {
+        let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
+        for &x in xs.iter().take(kw) {
+            let v = match (y, x) {
+                (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
+                _ => zp,
+            };
+            *win.get_mut(t).ok_or(BAD)? = v;
+            t += 1;
+        }
+    }
+    Ok(())
+}
+
 /// Depthwise with one input channel as a matrix product: each output
 /// pixel's window (padding taps = the input zero point, whose
 /// offset-corrected value is 0) is one row, zero-filled to whole chunks of
@@ -112,8 +150,8 @@ fn gather(
 /// zero point is an int8 value.
 #[inline(never)]
 pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Option<KernelResult> {
-    let (g, q, input) = (&ops.g, &ops.q, ops.input);
-    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let (g, q) = (&ops.g, &ops.q);
+    let (o, (kh, kw)) = (g.output, g.kernel);
     let ntaps = kh.checked_mul(kw)?;
     let len = ntaps.div_ceil(16) * 16;
     let cout = o.c;
@@ -134,28 +172,7 @@ pub(crate) fn single_channel(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
         while p0 < pixels {
             let pn = per_block.min(pixels - p0);
             for (k, win) in windows.chunks_exact_mut(len).take(pn).enumerate() {
-                let p = p0 + k;
-                let (b, oy, ox) = (
-                    p / (o.h * o.w).max(1),
-                    (p / o.w.max(1)) % o.h.max(1),
-                    p % o.w.max(1),
-                );
-                // Column positions once per window, not once per row.
-                for (kx, d) in xs.iter_mut().enumerate().take(kw) {
-                    *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
-                }
-                let mut t = 0;
-                for ky in 0..kh {
-                    let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
-                    for &x in xs.iter().take(kw) {
-                        let v = match (y, x) {
-                            (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
-                            _ => zp,
-                        };
-                        *win.get_mut(t).ok_or(BAD)? = v;
-                        t += 1;
-                    }
-                }
+                gather_window(ops, p0 + k, &mut xs, win, zp)?;
             }
             let mut oc = 0;
             while oc < cout {

@@ -344,7 +344,7 @@ fn windows<const N: usize>(
     len: usize,
 ) -> KernelResult {
     let (g, input) = (&ops.g, ops.input);
-    let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+    let (o, (kh, kw)) = (g.output, g.kernel);
     let cout = o.c;
     let zp = ops.q.input_offset.wrapping_neg() as i8;
     let per_block = WINDOW_BYTES / len;
@@ -394,27 +394,7 @@ fn windows<const N: usize>(
             if padded.is_some() {
                 break;
             }
-            let p = p0 + k;
-            let (b, oy, ox) = (
-                p / (o.h * o.w).max(1),
-                (p / o.w.max(1)) % o.h.max(1),
-                p % o.w.max(1),
-            );
-            for (kx, d) in xs.iter_mut().enumerate().take(kw) {
-                *d = Window::tap(ox, kx, g.stride.1, g.padding.1, g.dilation.1, i.w);
-            }
-            let mut t = 0;
-            for ky in 0..kh {
-                let y = Window::tap(oy, ky, g.stride.0, g.padding.0, g.dilation.0, i.h);
-                for &x in xs.iter().take(kw) {
-                    let v = match (y, x) {
-                        (Some(y), Some(x)) => *input.get((b * i.h + y) * i.w + x).ok_or(BAD)?,
-                        _ => zp,
-                    };
-                    *win.get_mut(t).ok_or(BAD)? = v;
-                    t += 1;
-                }
-            }
+            super::gather_window(ops, p0 + k, &mut xs, win, zp)?;
         }
         let groups = packed
             .chunks_exact(len / 16)
