@@ -171,6 +171,8 @@ if [ "$ci" != "--ci" ] && [ -z "${ETCH_BENCH_MODEL:-}" ]; then
     echo "model dscnn_cm_m33_int8io.pte"
     echo "runs_short 1"; echo "runs_long 11"
     echo "cpu $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+    # The x86 kernels pick AVX2 at run time when the CPU has it, else SSE2.
+    echo "simd $(grep -qw avx2 /proc/cpuinfo && echo avx2 || echo sse2)"
     echo "command valgrind --tool=callgrind target/release/etch run tests/fixtures/dscnn_cm_m33_int8io.pte --input tests/fixtures/dscnn_cm_m33_int8io.input0.npy --repeat N (N = 1, 11)"
   } >"$build/host-x86_64.txt"
   echo "ran x86-64 host (callgrind): $(head -1 "$build/host-x86_64.txt")"
