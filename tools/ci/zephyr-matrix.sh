@@ -6,7 +6,7 @@
 #
 #   tools/ci/zephyr-matrix.sh [platform ...]     (default: all three)
 #
-# Environment (see docs/zephyr.md "Measured"):
+# Environment (see docs/zephyr-measured.md):
 #   ZEPHYR_BASE            Zephyr tree (>= 4.2), west and twister on PATH
 #   ETCH_MATRIX_DIR        output folder (default /tmp/etch-zephyr-matrix)
 #   ETCH_MATRIX_ONLY       a space-separated subset of folders (e.g. "samples/hello")
