@@ -48,7 +48,21 @@ pub(crate) fn quantize_per_tensor_out(ctx: &mut KernelContext<'_, '_>) -> Result
     let x = x.as_f32()?;
     match dtype {
         ScalarType::CHAR => {
-            for (o, &v) in out.as_i8_mut()?.iter_mut().zip(x) {
+            let out = out.as_i8_mut()?;
+            #[cfg(feature = "mve")]
+            if crate::cortex_m::isa::mve::quant::quantize_s8(
+                x,
+                inv_scale,
+                zp,
+                range.min as i32,
+                range.max as i32,
+                out,
+            )
+            .is_some()
+            {
+                return Ok(());
+            }
+            for (o, &v) in out.iter_mut().zip(x) {
                 *o = quantize_f32(v, inv_scale, zp, range) as i8;
             }
         }
@@ -138,7 +152,14 @@ pub(crate) fn dequantize_per_tensor(ctx: &mut KernelContext<'_, '_>, out_arg: us
         return Err(bad("dequantize output size"));
     }
     let q = int_elements(&x)?;
-    for (i, o) in out.as_f32_mut()?.iter_mut().enumerate() {
+    let out = out.as_f32_mut()?;
+    #[cfg(feature = "mve")]
+    if let IntElements::I8(v) = &q {
+        if crate::cortex_m::isa::mve::quant::dequantize_s8(v, scale, zp, out).is_some() {
+            return Ok(());
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate() {
         let v = q.get(i).ok_or(bad("dequantize input size"))?;
         *o = (v.wrapping_sub(zp)) as f32 * scale;
     }

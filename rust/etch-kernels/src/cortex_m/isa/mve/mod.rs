@@ -24,6 +24,7 @@ use crate::error::{KernelError, KernelResult};
 
 pub(crate) mod gather;
 mod plane;
+pub(crate) mod quant;
 #[cfg(test)]
 mod tests;
 
