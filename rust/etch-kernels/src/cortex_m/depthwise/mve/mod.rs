@@ -39,6 +39,30 @@ impl DepthwiseMac for Mve {
         planar(ops, output, scratch).or_else(|| channel_groups(ops, output, scratch))
     }
 
+    /// The layer kernels above, tried before `depthwise` is entered: its
+    /// frame (the generic loops', about 1 KB) then stays off the stack of
+    /// the layers they take (DS-CNN's inference stack). Under the same
+    /// conditions `depthwise` checks before it calls them (a zero point
+    /// inside int8); where they decline, it calls them again and runs its
+    /// loops.
+    #[inline(always)]
+    fn separate_layer(
+        ops: &ConvOperands<'_>,
+        ch_mult: usize,
+        output: &mut [i8],
+        scratch: &mut [u64],
+    ) -> Option<KernelResult> {
+        if !(-128..=127).contains(&ops.q.input_offset.wrapping_neg()) {
+            None
+        } else if ops.g.input.c == 1 {
+            single_gemm(ops, output, scratch)
+        } else if ch_mult == 1 {
+            Self::mult1_layer(ops, output, scratch)
+        } else {
+            None
+        }
+    }
+
     depthwise_blocks_from!(Dsp: dw_block, dw_row, mul4);
 }
 
@@ -53,7 +77,8 @@ impl DepthwiseMac for Mve {
 /// kernel scratch. `None` (the generic loops run) unless the output
 /// channels come in fours, the window fits [`PACK_IC`] and 256 bytes of
 /// plane, the plane fits the scratch and every channel's requantization is
-/// admitted.
+/// admitted. Out of line (two callers: `separate_layer`, `depthwise`).
+#[inline(never)]
 fn single_gemm(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
@@ -169,7 +194,8 @@ fn single_gemm(
 ///
 /// `None` (the other loops run) unless stride is 1, the channels come in
 /// groups of eight, the window fits, the planes fit the scratch and every
-/// channel's requantization is admitted.
+/// channel's requantization is admitted. Out of line (two callers).
+#[inline(never)]
 fn planar(ops: &ConvOperands<'_>, output: &mut [i8], scratch: &mut [u64]) -> Option<KernelResult> {
     let (g, q, input, filter) = (&ops.g, &ops.q, ops.input, ops.filter);
     let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
