@@ -77,23 +77,24 @@ impl ConvMac for Mve {
 const BLOCK_MIN_PIXELS: usize = 128;
 
 /// The per-group constants of output channels `oc..oc + 4` (weight rows
-/// `rows`), or `None` when one channel's requantization is outside what the
-/// vector loop reproduces ([`GroupConsts::neg_right`]). Inlined: out of
-/// line (two callers) the packed path took 27 k instructions more per
-/// 128-channel layer.
+/// `rows`) into `c`, or `None` when one channel's requantization is
+/// outside what the vector loop reproduces ([`GroupConsts::neg_right`]).
+/// Written in place: returned by value (`Option<Result<GroupConsts>>`),
+/// each group paid three `memcpy` calls of about 100 bytes, ~1,000
+/// instructions (MobileNetV1's pointwise layers: ~370 k per inference).
+/// Inlined: out of line (two callers) the packed path took 27 k
+/// instructions more per 128-channel layer.
 #[inline(always)]
 pub(crate) fn group_consts(
     ops: &ConvOperands<'_>,
     oc: usize,
     rows: [&[i8]; 4],
-) -> Option<Result<GroupConsts, crate::error::KernelError>> {
+    c: &mut GroupConsts,
+) -> Option<KernelResult> {
     let q = &ops.q;
-    let mut c = GroupConsts {
-        out_offset: [q.output_offset; 4],
-        act_min: [q.act_min; 4],
-        act_max: [q.act_max; 4],
-        ..GroupConsts::default()
-    };
+    c.out_offset = [q.output_offset; 4];
+    c.act_min = [q.act_min; 4];
+    c.act_max = [q.act_max; 4];
     for (l, r) in rows.iter().enumerate() {
         let (Some(&m), Some(&s)) = (ops.mult.get(oc + l), ops.shift.get(oc + l)) else {
             return Some(Err(BAD));
@@ -105,7 +106,7 @@ pub(crate) fn group_consts(
         let sum = sum_s8(r).unwrap_or_else(|_| wsum(r));
         c.kernel_sum[l] = b.wrapping_add(q.input_offset.wrapping_mul(sum));
     }
-    Some(Ok(c))
+    Some(Ok(()))
 }
 
 /// 1×1 convolution as `pixels × cin` by `cin × cout`: four output channels
@@ -134,6 +135,7 @@ fn pointwise(
     let buf: &mut [i8] = bytemuck::cast_slice_mut(scratch);
     Some((|| {
         let packed = buf.get_mut(..4 * cin).ok_or(BAD)?;
+        let mut c = GroupConsts::default();
         for oc in (0..cout).step_by(4) {
             let rows = [
                 row(filter, oc * cin, cin)?,
@@ -142,7 +144,7 @@ fn pointwise(
                 row(filter, (oc + 3) * cin, cin)?,
             ];
             pack_rows4(rows, packed)?;
-            let c = group_consts(ops, oc, rows).ok_or(BAD)??;
+            group_consts(ops, oc, rows, &mut c).ok_or(BAD)??;
             let out = output.get_mut(oc..).ok_or(BAD)?;
             gemm_x4(input, cin / 16, packed, &c, pixels, out, cout)?;
         }
@@ -176,6 +178,7 @@ pub(super) fn pointwise_narrow(ops: &ConvOperands<'_>, output: &mut [i8]) -> Opt
         GroupConsts::neg_right(m, s)?;
     }
     let input = ops.input.get(..pixels * cin)?;
+    let mut c = GroupConsts::default();
     let mut packed = [0i8; 64];
     Some((|| {
         for oc in (0..cout).step_by(4) {
@@ -185,7 +188,7 @@ pub(super) fn pointwise_narrow(ops: &ConvOperands<'_>, output: &mut [i8]) -> Opt
                 row(filter, (oc + 2) * cin, cin)?,
                 row(filter, (oc + 3) * cin, cin)?,
             ];
-            let c = group_consts(ops, oc, rows).ok_or(BAD)??;
+            group_consts(ops, oc, rows, &mut c).ok_or(BAD)??;
             for s in 0..sub {
                 packed.fill(0);
                 for (l, r) in rows.iter().enumerate() {
