@@ -210,6 +210,8 @@ pub(crate) fn window_sum8(
 fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> KernelResult {
     let (i, o) = (g.input, g.output);
     let c = i.c;
+    #[cfg(feature = "mve")]
+    let mut sums = [0i32; 16];
     for b in 0..o.n {
         for oy in 0..o.h {
             let (y0, y1) = clip(oy, g.kernel.0, g.stride.0, g.padding.0, i.h);
@@ -233,13 +235,14 @@ fn avg_pool(g: &Window, act: (i32, i32), input: &[i8], output: &mut [i8]) -> Ker
                 #[cfg(feature = "mve")]
                 while c - j >= 16 {
                     let start = ((b * i.h + y0) * i.w + x0) * c + j;
-                    let sums = super::isa::mve::gather::window_sum16(
+                    super::isa::mve::gather::window_sum16(
                         input,
                         start,
                         rows,
                         cols,
                         i.w * c,
                         c,
+                        &mut sums,
                     )?;
                     put_means(output, out_base + j, &sums, count, act)?;
                     j += 16;

@@ -165,6 +165,14 @@ pub(crate) fn conv_block(
         let pixels = o.n * o.h * o.w;
         let mut px = Pixel::FIRST;
         let mut p0 = 0;
+        // Set up once: each group below writes every lane of its own three
+        // (a fresh one per group cost a 48-byte `memclr` each).
+        let mut c = GroupConsts {
+            out_offset: [q.output_offset; 4],
+            act_min: [q.act_min; 4],
+            act_max: [q.act_max; 4],
+            ..GroupConsts::default()
+        };
         while p0 < pixels {
             let pn = block.min(pixels - p0);
             let mut n = 0;
@@ -191,12 +199,6 @@ pub(crate) fn conv_block(
             let x = rows.get(..pn * rowlen).ok_or(BAD)?;
             for gi in 0..groups {
                 let oc = 4 * gi;
-                let mut c = GroupConsts {
-                    out_offset: [q.output_offset; 4],
-                    act_min: [q.act_min; 4],
-                    act_max: [q.act_max; 4],
-                    ..GroupConsts::default()
-                };
                 for l in 0..4 {
                     let (m, sh) = (
                         *ops.mult.get(oc + l).ok_or(BAD)?,

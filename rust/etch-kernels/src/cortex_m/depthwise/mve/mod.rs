@@ -121,6 +121,13 @@ fn single_gemm(
     let per_block = PATCH_BYTES.checked_div(len)?;
     let pixels = o.h * o.w;
     Some((|| {
+        // Set up once: each group writes every lane of its own three.
+        let mut c = GroupConsts {
+            out_offset: [q.output_offset; 4],
+            act_min: [q.act_min; 4],
+            act_max: [q.act_max; 4],
+            ..GroupConsts::default()
+        };
         for b in 0..o.n {
             plane.fill(zp);
             for y in 0..i.h {
@@ -146,12 +153,6 @@ fn single_gemm(
                     k += run;
                 }
                 for oc in (0..cout).step_by(4) {
-                    let mut c = GroupConsts {
-                        out_offset: [q.output_offset; 4],
-                        act_min: [q.act_min; 4],
-                        act_max: [q.act_max; 4],
-                        ..GroupConsts::default()
-                    };
                     for l in 0..4 {
                         let ch = oc + l;
                         let row = packed.get_mut(16 * l..).ok_or(BAD)?;
@@ -248,13 +249,15 @@ fn planar(ops: &ConvOperands<'_>, output: &mut [i8], scratch: &mut [u64]) -> Opt
         (0..kh).flat_map(|ky| (0..kw).map(move |kx| (ky * dy * s + kx * dx, (ky * kw + kx) * ch))),
     )?;
     Some((|| {
+        // Set up once: `plane_weights` and the lines after it write every
+        // field the loop reads (a fresh one per channel cost a `memclr`).
+        let mut k = PlaneConsts::default();
         for b in 0..o.n {
             for c0 in (0..ch).step_by(PLANE_GROUP) {
                 let src = input.get(b * in_px + c0..).ok_or(BAD)?;
                 dw_plane_in(src, ch, i.h, i.w, planes, zp, ph * s + pw, s, ps)?;
                 for (l, plane) in runs_mut(planes, ps).take(PLANE_GROUP).enumerate() {
                     let c = c0 + l;
-                    let mut k = PlaneConsts::default();
                     let sum = plane_weights(&taps, filter, c, &mut k)?;
                     let (m, sh) = (*ops.mult.get(c).ok_or(BAD)?, *ops.shift.get(c).ok_or(BAD)?);
                     k.mult = m;

@@ -105,8 +105,9 @@ pub(crate) fn pack_col(
 /// lane `l` is `Σ input[start + y·row_step + x·px_step + l]` over `y <
 /// rows`, `x < cols` (four vectors of 32-bit lanes, `VLDRB.S32` + `VADD`).
 ///
-/// Errors unless `rows, cols ≥ 1` and `input` reaches the last pixel's 16
-/// values.
+/// Written into `out` (returned by value, the array cost a 64-byte
+/// `memcpy` per call). Errors unless `rows, cols ≥ 1` and `input` reaches
+/// the last pixel's 16 values.
 #[inline]
 pub(crate) fn window_sum16(
     input: &[i8],
@@ -115,7 +116,8 @@ pub(crate) fn window_sum16(
     cols: usize,
     row_step: usize,
     px_step: usize,
-) -> Result<[i32; 16], KernelError> {
+    out: &mut [i32; 16],
+) -> KernelResult {
     let last = rows
         .checked_sub(1)
         .and_then(|r| r.checked_mul(row_step))
@@ -126,9 +128,8 @@ pub(crate) fn window_sum16(
     if last.is_none_or(|l| l > input.len()) {
         return Err(KernelError::InvalidArgument);
     }
-    let mut out = [0i32; 16];
-    imp::window_sum16(input, start, rows, cols, row_step, px_step, &mut out);
-    Ok(out)
+    imp::window_sum16(input, start, rows, cols, row_step, px_step, out);
+    Ok(())
 }
 
 /// The instructions on Arm with Helium, plain Rust elsewhere (the host
@@ -335,6 +336,7 @@ mod imp {
         // Off target: the same bytes in plain Rust.
         #[cfg(not(all(target_arch = "arm", feature = "mve")))]
         {
+            *out = [0; 16];
             for y in 0..rows {
                 for x in 0..cols {
                     let p = start + y * row_step + x * px_step;

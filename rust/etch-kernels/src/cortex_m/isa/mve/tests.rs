@@ -123,9 +123,11 @@ fn avg_pool_matches_reference_on_wide_channels() {
     }
     // Bounds of the vector sum.
     let x = [1i8; 64];
-    assert_eq!(window_sum16(&x, 0, 2, 3, 24, 8).unwrap(), [6; 16]); // last 24 + 16 + 16 = 56
-    assert!(window_sum16(&x, 9, 2, 3, 24, 8).is_err());
-    assert!(window_sum16(&x, 0, 0, 3, 24, 8).is_err());
+    let mut sums = [7; 16];
+    window_sum16(&x, 0, 2, 3, 24, 8, &mut sums).unwrap(); // last 24 + 16 + 16 = 56
+    assert_eq!(sums, [6; 16]);
+    assert!(window_sum16(&x, 9, 2, 3, 24, 8, &mut sums).is_err());
+    assert!(window_sum16(&x, 0, 0, 3, 24, 8, &mut sums).is_err());
     assert_eq!(sum_s8(&x[..32]).unwrap(), 32);
     assert!(sum_s8(&x[..33]).is_err());
 }
