@@ -36,6 +36,22 @@ pub(crate) trait AddLoop {
     ) -> bool {
         false
     }
+
+    /// Both inputs' tables: `t[k][v as u8] = requantize((v − zp_k) << 20,
+    /// m_k, s_k)` for every int8 `v` (`k` = 0 for `a`, 1 for `b`).
+    #[inline(always)]
+    fn fill_tables(t: &mut [[i32; 256]; 2], q: &AddQuant) {
+        fill_table(&mut t[0], q.a);
+        fill_table(&mut t[1], q.b);
+    }
+}
+
+/// One input's table of [`AddLoop::fill_tables`], one value at a time.
+#[inline(always)]
+fn fill_table(t: &mut [i32; 256], p: (i32, i32, i32)) {
+    for v in i8::MIN..=i8::MAX {
+        t[v as u8 as usize] = AddQuant::input(v, p);
+    }
 }
 
 impl AddLoop for Scalar {}
@@ -106,10 +122,7 @@ pub(crate) fn add_with<M: AddLoop>(
     let Ok(pair) = <&mut [[i32; 256]; 2]>::try_from(tables) else {
         return Err(BAD);
     };
-    for v in i8::MIN..=i8::MAX {
-        pair[0][v as u8 as usize] = AddQuant::input(v, q.a);
-        pair[1][v as u8 as usize] = AddQuant::input(v, q.b);
-    }
+    M::fill_tables(pair, q);
     if M::add_tables(pair, q, a, b, out) {
         return Ok(());
     }
@@ -138,6 +151,40 @@ mod tests {
     use std::{vec, vec::Vec};
 
     type AddFn = fn(&AddQuant, &[i8], &[i8], &mut [i8], &mut [u64]) -> KernelResult;
+
+    /// Helium's input tables (four values a pass where the vector
+    /// requantization is exact) against the scalar ones, over zero points,
+    /// multipliers and shifts well past what exporters write.
+    #[test]
+    fn mve_tables_match_scalar_tables() {
+        let mut r = Rng(0x7ab1e5);
+        for round in 0..2000 {
+            let mut p = || {
+                (
+                    [
+                        r.range(-128, 127),
+                        r.range(i32::MIN as i64, i32::MAX as i64),
+                    ][round % 2] as i32,
+                    [
+                        r.range(1 << 29, i32::MAX as i64),
+                        r.range(i32::MIN as i64, i32::MAX as i64),
+                    ][round / 2 % 2] as i32,
+                    r.range(-33, 3) as i32,
+                )
+            };
+            let q = AddQuant {
+                a: p(),
+                b: p(),
+                out: (0, 1 << 30, -1),
+                act_min: -128,
+                act_max: 127,
+            };
+            let (mut want, mut got) = ([[0i32; 256]; 2], [[1i32; 256]; 2]);
+            Scalar::fill_tables(&mut want, &q);
+            Mve::fill_tables(&mut got, &q);
+            assert_eq!(got, want, "round {round}: {q:?}");
+        }
+    }
 
     /// Against CMSIS-NN's per-element arithmetic in i64, with and without
     /// the tables, every variant (the `asm!` loops' instructions emulated
