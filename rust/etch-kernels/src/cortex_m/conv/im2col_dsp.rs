@@ -17,9 +17,13 @@ use crate::error::KernelResult;
 
 /// Any convolution with at least two output pixels, the input zero point
 /// an int8 value and the kernel sums and one pair of packed windows (`4K`
-/// bytes; `2K` more when the input channels are not a multiple of 4, so a
-/// group of four taps may straddle two pixels of the window) in `scratch`;
-/// `None` otherwise (the caller's loops run).
+/// bytes) in `scratch`; `None` otherwise (the caller's loops run). Input
+/// channels not a multiple of 4 (the RGB first layers: `K = 27`): `K`
+/// padded to `Kp`, the next multiple of 4, the weight rows copied once per
+/// call into `Kp`-value rows with zero weights in the padding (`cout·Kp`
+/// bytes more), both windows gathered as int8 rows of `Kp` (`2Kp` bytes)
+/// and packed from there: every word load aligned and the padding lanes
+/// adding `x·0`, so the layer runs the whole-group loops.
 pub(crate) fn conv_layer(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
@@ -37,65 +41,124 @@ pub(crate) fn conv_layer(
     if cin == 0 || cout == 0 || pixels < 2 || !(-127..=128).contains(&q.input_offset) {
         return None;
     }
-    // Input channels not a multiple of 4: both windows gathered as int8
-    // rows first (2K bytes) and packed from there, the K % 4 tail per channel.
     let direct = cin.is_multiple_of(4);
+    let kp = k.checked_next_multiple_of(4)?;
     let ks_words = cout.div_ceil(2);
-    let packed_words = (k / 4).checked_mul(16)?.div_ceil(8);
-    let rows_words = if direct {
-        0
+    let packed_words = (kp / 4).checked_mul(16)?.div_ceil(8);
+    let (rows_words, wpad_words) = if direct {
+        (0, 0)
     } else {
-        k.checked_mul(2)?.div_ceil(8)
+        (
+            kp.checked_mul(2)?.div_ceil(8),
+            cout.checked_mul(kp)?.div_ceil(8),
+        )
     };
     if ks_words
         .checked_add(packed_words)?
         .checked_add(rows_words)?
+        .checked_add(wpad_words)?
         > scratch.len()
     {
         return None;
     }
     let (ks, rest) = scratch.split_at_mut_checked(ks_words)?;
     let (packed, rest) = rest.split_at_mut_checked(packed_words)?;
+    let (rows, rest) = rest.split_at_mut_checked(rows_words)?;
     let ks: &mut [i32] = bytemuck::cast_slice_mut(ks);
     let packed: &mut [u32] = bytemuck::cast_slice_mut(packed);
-    let rows: &mut [i8] = bytemuck::cast_slice_mut(rest.get_mut(..rows_words)?);
-    let rows = if direct {
-        None
+    let rows: &mut [i8] = bytemuck::cast_slice_mut(rows);
+    let wpad: &mut [i8] = bytemuck::cast_slice_mut(rest.get_mut(..wpad_words)?);
+    let ks = ks.get_mut(..cout)?;
+    let packed = packed.get_mut(..kp)?;
+    if ks.len() != ops.mult.len() || ks.len() != ops.shift.len() {
+        return Some(Err(BAD));
+    }
+    if let Err(e) = kernel_sums(ops, k, ks, 1) {
+        return Some(Err(e));
+    }
+    let (rows, weights) = if direct {
+        (None, ops.filter)
     } else {
-        Some(rows.get_mut(..2 * k)?)
+        let wpad = wpad.get_mut(..cout * kp)?;
+        let rows = rows.get_mut(..2 * kp)?;
+        if let Err(e) = pad_rows(ops.filter, k, wpad, kp) {
+            return Some(Err(e));
+        }
+        rows.fill(0);
+        (Some(rows), &*wpad)
     };
-    Some(pairs(
-        ops,
-        output,
-        ks.get_mut(..cout)?,
-        packed.get_mut(..4 * (k / 4))?,
-        rows,
-        k,
-    ))
+    let weights = weights.get(..cout * kp)?;
+    // The fused loop straight from here: `pairs`' frame is not under it.
+    Some(match Fused::of(ops) {
+        Some(f) => fused_pairs(ops, output, ks, packed, rows, weights, &f),
+        None => pairs(ops, output, ks, packed, rows, weights),
+    })
 }
 
+/// The `k`-value rows of `w` into `kp`-value rows of `dst`, zeros after
+/// each: every row of `dst` filled.
+fn pad_rows(w: &[i8], k: usize, dst: &mut [i8], kp: usize) -> KernelResult {
+    let rows = dst.len().checked_div(kp).ok_or(BAD)?;
+    let src = w.get(..rows.checked_mul(k).ok_or(BAD)?).ok_or(BAD)?;
+    for (d, s) in super::super::common::runs_mut(dst, kp).zip(runs(src, k)) {
+        let (head, tail) = d.split_at_mut_checked(k).ok_or(BAD)?;
+        for (d, s) in head.iter_mut().zip(s) {
+            *d = *s;
+        }
+        tail.fill(0);
+    }
+    Ok(())
+}
+
+/// Both pixels' windows into `packed`: straight from the input (`rows`
+/// `None`: input channels a multiple of 4), else gathered into `rows`
+/// (two rows of `Kp = packed.len()` values, the first `K` written, the
+/// padding as it was) and packed from there.
+#[inline(always)]
+fn gather_pair(
+    ops: &ConvOperands<'_>,
+    px: [Pixel; 2],
+    packed: &mut [u32],
+    rows: Option<&mut [i8]>,
+) -> KernelResult {
+    let zp = ops.q.input_offset.wrapping_neg();
+    let Some(rows) = rows else {
+        let zw = pack16(zp, zp);
+        gather_packed(ops, px[0], zw, packed, 0)?;
+        return gather_packed(ops, px[1], zw, packed, 2);
+    };
+    let (g, kp) = (&ops.g, packed.len());
+    let k = g.kernel.0 * g.kernel.1 * g.input.c;
+    let (r0, r1) = rows.split_at_mut_checked(kp).ok_or(BAD)?;
+    gather(ops, px[0], zp as i8, r0.get_mut(..k).ok_or(BAD)?)?;
+    gather(ops, px[1], zp as i8, r1.get_mut(..k).ok_or(BAD)?)?;
+    let (c0, c1) = (r0.as_chunks::<4>().0, r1.as_chunks::<4>().0);
+    for ((d, a), b) in packed.as_chunks_mut::<4>().0.iter_mut().zip(c0).zip(c1) {
+        let (a, b) = (word(a), word(b));
+        *d = [sxtb16(a), sxtb16_ror8(a), sxtb16(b), sxtb16_ror8(b)];
+    }
+    Ok(())
+}
+
+/// Every pixel pair: both windows packed ([`gather_pair`]), then per output
+/// channel [`dot_2x1`] against its weight row (`kp = packed.len()` values
+/// of `weights`, `ks` the kernel sums) and the requantization.
+#[inline(never)]
 fn pairs(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
-    ks: &mut [i32],
+    ks: &[i32],
     packed: &mut [u32],
     mut rows: Option<&mut [i8]>,
-    k: usize,
+    weights: &[i8],
 ) -> KernelResult {
     let (g, q) = (&ops.g, &ops.q);
-    let body = packed.len();
+    let kp = packed.len();
     let cout = g.output.c;
     let (oh, ow) = (g.output.h, g.output.w);
     let pixels = g.output.n * oh * ow;
-    let zp = q.input_offset.wrapping_neg();
-    let zw = pack16(zp, zp);
-    if k == 0 || ks.len() != ops.mult.len() || ks.len() != ops.shift.len() || pixels < 2 {
+    if kp == 0 || pixels < 2 {
         return Err(BAD);
-    }
-    kernel_sums(ops, k, ks, 1)?;
-    let weights = ops.filter.get(..cout * k).ok_or(BAD)?;
-    if let Some(f) = Fused::of(ops).filter(|_| rows.is_none()) {
-        return fused_pairs(ops, output, ks, packed, weights, &f);
     }
     let mut px = Pixel::FIRST;
     let mut p = 0;
@@ -107,43 +170,16 @@ fn pairs(
             px = Pixel::of(p, oh, ow).ok_or(BAD)?;
         }
         let px1 = px.next(oh, ow);
-        match rows.as_deref_mut() {
-            None => {
-                gather_packed(ops, px, zw, packed, 0)?;
-                gather_packed(ops, px1, zw, packed, 2)?;
-            }
-            Some(rows) => {
-                let (r0, r1) = rows.split_at_mut_checked(k).ok_or(BAD)?;
-                gather(ops, px, zp as i8, r0)?;
-                gather(ops, px1, zp as i8, r1)?;
-                let (c0, c1) = (r0.as_chunks::<4>().0, r1.as_chunks::<4>().0);
-                for ((d, a), b) in packed.as_chunks_mut::<4>().0.iter_mut().zip(c0).zip(c1) {
-                    let (a, b) = (word(a), word(b));
-                    *d = [sxtb16(a), sxtb16_ror8(a), sxtb16(b), sxtb16_ror8(b)];
-                }
-            }
-        }
+        gather_pair(ops, [px, px1], packed, rows.as_deref_mut())?;
         px = px1.next(oh, ow);
         let (lo, hi) = output.split_at_mut_checked((p + 1) * cout).ok_or(BAD)?;
         let o0 = lo.get_mut(p * cout..).ok_or(BAD)?;
         let o1 = hi.get_mut(..cout).ok_or(BAD)?;
         let rq = ops.mult.iter().zip(ops.shift);
         for ((((w, &kso), (&m, &sh)), d0), d1) in
-            runs(weights, k).zip(ks.iter()).zip(rq).zip(o0).zip(o1)
+            runs(weights, kp).zip(ks.iter()).zip(rq).zip(o0).zip(o1)
         {
-            let [mut a, mut c] = dot_2x1(packed, w);
-            if let Some(rows) = rows.as_deref() {
-                // The K % 4 tail.
-                for j in body..k {
-                    let (Some(&x0), Some(&x1), Some(&wv)) =
-                        (rows.get(j), rows.get(k + j), w.get(j))
-                    else {
-                        return Err(BAD);
-                    };
-                    a = a.wrapping_add(x0 as i32 * wv as i32);
-                    c = c.wrapping_add(x1 as i32 * wv as i32);
-                }
-            }
+            let [a, c] = dot_2x1(packed, w);
             let r = OneStep::new(m, sh);
             let finish = |acc: i32| {
                 let v = r
@@ -159,16 +195,17 @@ fn pairs(
     Ok(())
 }
 
-/// [`pairs`] for a [`Fused`] layer with directly packed windows: per pixel
-/// pair both windows packed, then every channel by [`channels_2x1`]. Out of
-/// line: inside `pairs` its branch cost the other loop's code (MobileNet's
-/// and ResNet-8's first layers about 0.1 M instructions each on M4).
+/// [`pairs`] for a [`Fused`] layer: per pixel pair both windows packed,
+/// then every channel by [`channels_2x1`]. Out of line: inside `pairs` its
+/// branch cost the other loop's code (MobileNet's and ResNet-8's first
+/// layers about 0.1 M instructions each on M4).
 #[inline(never)]
 fn fused_pairs(
     ops: &ConvOperands<'_>,
     output: &mut [i8],
     ks: &[i32],
     packed: &mut [u32],
+    mut rows: Option<&mut [i8]>,
     weights: &[i8],
     f: &Fused,
 ) -> KernelResult {
@@ -176,8 +213,6 @@ fn fused_pairs(
     let cout = g.output.c;
     let (oh, ow) = (g.output.h, g.output.w);
     let pixels = g.output.n * oh * ow;
-    let zp = ops.q.input_offset.wrapping_neg();
-    let zw = pack16(zp, zp);
     let mut px = Pixel::FIRST;
     let mut p = 0;
     while p < pixels {
@@ -186,8 +221,7 @@ fn fused_pairs(
             px = Pixel::of(p, oh, ow).ok_or(BAD)?;
         }
         let px1 = px.next(oh, ow);
-        gather_packed(ops, px, zw, packed, 0)?;
-        gather_packed(ops, px1, zw, packed, 2)?;
+        gather_pair(ops, [px, px1], packed, rows.as_deref_mut())?;
         px = px1.next(oh, ow);
         let out = output.get_mut(p * cout..(p + 2) * cout).ok_or(BAD)?;
         channels_2x1(packed, weights, ks, ops.mult, ops.shift, f, out).ok_or(BAD)?;

@@ -2,6 +2,7 @@
 //! Mainline (`etch_thumb2`): [`ConvMac::dot_2x2_rows`], and the packed
 //! pointwise path on weight pairs ([`pack4_pairs`], [`dot_1x4_pairs`]).
 
+use super::super::fully_connected::dot_1x2_off;
 use super::super::isa::{mac, Scalar};
 use super::ConvMac;
 
@@ -139,6 +140,37 @@ impl ConvMac for Scalar {
         a
     }
 
+    #[cfg(etch_thumb2)]
+    #[inline(always)]
+    fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
+        dot_1x2_off(x, 0, w0, w1)
+    }
+
+    /// Bias-encoded layers (what the exporter writes outside Helium):
+    /// `bias + Σ (x + input_offset)·w`, two rows per pass, no weight sums
+    /// (the generic loop's `input_offset·Σw` cost as much as the products).
+    #[inline(always)]
+    fn fc_layer(
+        p: &super::super::FcParams<'_>,
+        input: &[i8],
+        weights: &[i8],
+        in_features: usize,
+        out_features: usize,
+        output: &mut [i8],
+        _scratch: &mut [u64],
+    ) -> Option<crate::error::KernelResult> {
+        super::super::fully_connected::fc_offset_pairs(
+            p,
+            input,
+            weights,
+            in_features,
+            out_features,
+            output,
+            dot_1x2_off,
+        )
+    }
+
+    #[cfg(not(etch_thumb2))]
     #[inline(always)]
     fn dot_1x2(x: &[i8], w0: &[i8], w1: &[i8]) -> [i32; 2] {
         let (mut a0, mut a1) = (0, 0);

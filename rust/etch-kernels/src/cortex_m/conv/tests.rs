@@ -539,3 +539,52 @@ fn mve_conv_block_matches_reference() {
     }
     assert!(taken >= 20, "the block kernel ran {taken} shapes");
 }
+
+/// The DSP gathered-window kernel with input channels not a multiple of 4
+/// (`K` padded to a multiple of 4, weight rows copied with zero padding):
+/// VWW's and ResNet-8's RGB first layers and random windows (stride,
+/// padding, dilation, batch), each taken (not refused) and equal to the
+/// reference, through both its loops (fused requantization and not).
+#[test]
+fn dsp_padded_windows_match_reference() {
+    let mut r = Rng(0x9ad);
+    let mut shapes = vec![
+        geometry((96, 96, 3), 8, (3, 3), (2, 2), (1, 1)),
+        geometry((32, 32, 3), 16, (3, 3), (1, 1), (1, 1)),
+        geometry((5, 6, 1), 3, (1, 1), (1, 1), (0, 0)),
+    ];
+    for _ in 0..if cfg!(miri) { 2 } else { 40 } {
+        let k = (r.range(1, 4) as usize, r.range(1, 4) as usize);
+        let cin = [1, 2, 3, 5, 6, 7, 9, 13][r.range(0, 7) as usize];
+        let s = (r.range(1, 2) as usize, r.range(1, 2) as usize);
+        let p = random_padding(&mut r, k);
+        let g = geometry(
+            (
+                r.range(k.0 as i64, 12) as usize,
+                r.range(k.1 as i64, 12) as usize,
+                cin,
+            ),
+            r.range(1, 9) as usize,
+            k,
+            s,
+            p,
+        );
+        if let Some(g) = dilate_or_batch(&mut r, g, 1) {
+            shapes.push(g);
+        }
+    }
+    let (mut fused, mut other) = (0, 0);
+    for (case, g) in shapes.iter().enumerate() {
+        let l = Layer::random(&mut r, *g, None, None);
+        let got = l.direct(|ops, out| super::im2col_dsp::conv_layer(ops, out, &mut scratch()));
+        assert_eq!(got.as_ref(), Some(&l.want), "{g:?} case {case}");
+        let fast =
+            l.mult.iter().all(|&m| m >= 0) && l.shift.iter().all(|&s| (-23..=-2).contains(&s));
+        if fast {
+            fused += 1;
+        } else {
+            other += 1;
+        }
+    }
+    assert!(fused >= 5 && other >= 5, "fused {fused}, other {other}");
+}

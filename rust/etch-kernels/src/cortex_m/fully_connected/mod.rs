@@ -10,6 +10,9 @@ use super::requant::{Requant, Rq};
 use super::{Active, ConvQuant, BAD};
 use crate::error::KernelResult;
 
+mod scalar;
+pub(crate) use scalar::dot_1x2_off;
+
 /// How `arm_fully_connected_s8` gets its per-output constant term: the
 /// DSP/scalar builds read `bias` and add `input_offset` to every input; the
 /// MVE build reads a precomputed `kernel_sum = input_offset·Σw + bias` and
@@ -156,16 +159,52 @@ pub(crate) fn fully_connected<M: ConvMac>(
     Ok(())
 }
 
+/// `[Σ (x + off)·w0, Σ (x + off)·w1]` for `(x, off, w0, w1)`.
+pub(crate) type OffsetDot = fn(&[i8], i32, &[i8], &[i8]) -> [i32; 2];
+
+/// The bias encoding with `filter_offset = 0` where there is no widened-input
+/// loop (Cortex-M0/M3): `acc = bias + Σ (x + input_offset)·w`, CMSIS-NN's
+/// own sum, two output rows per pass by `dot` (`[Σ (x + off)·w0, Σ (x +
+/// off)·w1]`; an odd last row paired with itself), no weight sums; any
+/// requantization and activation range. `None` for the kernel-sum encoding.
+pub(crate) fn fc_offset_pairs(
+    p: &FcParams<'_>,
+    input: &[i8],
+    weights: &[i8],
+    k: usize,
+    n: usize,
+    output: &mut [i8],
+    dot: OffsetDot,
+) -> Option<KernelResult> {
+    let FcEncoding::Bias(bias) = p.encoding else {
+        return None;
+    };
+    let (q, off) = (&p.q, p.q.input_offset);
+    let r = Requant::new(p.mult, p.shift);
+    let b = |o: usize| bias.and_then(|b| b.get(o).copied()).unwrap_or(0);
+    Some((|| {
+        for (x, out) in runs(input, k).zip(runs_mut(output, n)) {
+            for o in (0..n).step_by(2) {
+                let o1 = (o + 1).min(n - 1);
+                let [a0, a1] = dot(x, off, row(weights, o * k, k)?, row(weights, o1 * k, k)?);
+                *out.get_mut(o1).ok_or(BAD)? = q.out(b(o1).wrapping_add(a1), &r);
+                *out.get_mut(o).ok_or(BAD)? = q.out(b(o).wrapping_add(a0), &r);
+            }
+        }
+        Ok(())
+    })())
+}
+
 /// The bias encoding with `filter_offset = 0`, the usual case: the input
 /// offset fits an int16 lane (within ±32,640), `in_features` a multiple of
-/// 4 whose row fits the scratch, `out_features` a multiple of 4 (the
-/// autoencoder's and DS-CNN's layers; not ResNet-8's 10-way or MobileNet's
-/// 2-way head), a per-tensor requantization
+/// 4 whose row fits the scratch, a per-tensor requantization
 /// [`fast_words`](super::requant::fast_words) computes, the full int8
 /// range. `acc = bias + Σ (x + input_offset)·w`, CMSIS-NN's own sum, with no
 /// weight sums: per batch row the inputs widened once into the scratch
 /// (`x + input_offset` as int16 lanes, [`widen`]), then four output rows
-/// per pass ([`fc_rows_fast`]). `None` otherwise (the generic loop).
+/// per pass ([`fc_rows_fast`]) and the last `out_features % 4` (ResNet-8's
+/// 10-way and MobileNet's 2-way heads) one at a time ([`fc_rows_tail`]).
+/// `None` otherwise (the generic loop).
 #[inline(always)]
 pub(crate) fn fc_input_offset(
     p: &FcParams<'_>,
@@ -184,7 +223,7 @@ pub(crate) fn fc_input_offset(
     if !(-32_640..=32_640).contains(&off)
         || k == 0
         || !k.is_multiple_of(4)
-        || !out_features.is_multiple_of(4)
+        || out_features == 0
         || bias.len() != out_features
         || !r.is_fast()
         || (q.act_min, q.act_max) != (-128, 127)
@@ -194,13 +233,92 @@ pub(crate) fn fc_input_offset(
     }
     let req = r.to_words(q.output_offset);
     let xs = scratch.get_mut(..k / 4)?;
+    // The whole quads of rows, then the rest.
+    let quads = out_features - out_features % 4;
+    let (w4, wt) = weights.split_at_checked(quads.checked_mul(k)?)?;
+    let (b4, bt) = bias.split_at_checked(quads)?;
     Some((|| {
         for (x, out) in runs(input, k).zip(runs_mut(output, out_features)) {
             widen(x, off, xs);
-            fc_rows_fast(xs, weights, bias, &req, out).ok_or(BAD)?;
+            let (o4, ot) = out.split_at_mut_checked(quads).ok_or(BAD)?;
+            if quads > 0 {
+                fc_rows_fast(xs, w4, b4, &req, o4).ok_or(BAD)?;
+            }
+            if !ot.is_empty() {
+                fc_rows_tail(xs, wt, bt, &req, ot).ok_or(BAD)?;
+            }
         }
         Ok(())
     })())
+}
+
+/// [`fc_rows_fast`]'s arithmetic for any number of rows `out.len() ≥ 1`
+/// (its callers: the 1 to 3 rows past the last whole quad), one row at a
+/// time ([`fc_row`]); `None` unless `k = 4·xs.len() ≥ 4` and `w`, `bias`
+/// hold `out.len()` rows.
+#[inline(never)] // one copy, off the quad loop's path
+fn fc_rows_tail(xs: &[u64], w: &[i8], bias: &[i32], req: &Rq, out: &mut [i8]) -> Option<()> {
+    let k = xs.len().checked_mul(4)?;
+    if k == 0 || w.len() < out.len().checked_mul(k)? || bias.len() < out.len() {
+        return None;
+    }
+    for ((d, &b), row) in out.iter_mut().zip(bias).zip(runs(w, k)) {
+        *d = super::requant::fast_words(req, fc_row(xs, row, b));
+    }
+    Some(())
+}
+
+/// `acc + Σ xs·w` over the `xs.len()` groups (`w`: at least `4·xs.len()`
+/// weights, else `acc`): per group one widened input pair, one weight word,
+/// two `SXTB16` and two `SMLAD`. The portable spelling.
+#[cfg(not(all(target_arch = "arm", feature = "dsp")))]
+#[inline(always)]
+fn fc_row(xs: &[u64], w: &[i8], acc: i32) -> i32 {
+    let mut a = acc;
+    for (&x, g) in xs.iter().zip(w.as_chunks::<4>().0) {
+        let v = word(g);
+        a = smlad(x as u32, sxtb16(v), a);
+        a = smlad((x >> 32) as u32, sxtb16_ror8(v), a);
+    }
+    a
+}
+
+/// [`fc_row`] on Arm with DSP: eight instructions per group.
+#[cfg(all(target_arch = "arm", feature = "dsp"))]
+#[inline(always)]
+fn fc_row(xs: &[u64], w: &[i8], acc: i32) -> i32 {
+    let n = xs.len();
+    if n == 0 || w.len() < 4 * n {
+        return acc;
+    }
+    let mut a = acc;
+    // SAFETY: `n ≥ 1` passes, each reading one `u64` of `xs` at `xp`
+    // (8-aligned: `ldrd`) and one word of `w` at `wp` (advanced by 8 and
+    // 4): `n` word pairs and `4n ≤ w.len()` bytes (checked). Registers
+    // only otherwise; flags (and the sticky Q bit) are clobbered.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldrd {xe}, {xo}, [{xp}], #8",
+            "ldr {v}, [{wp}], #4",
+            "sxtb16 {t}, {v}",
+            "sxtb16 {v}, {v}, ror #8",
+            "smlad {a}, {xe}, {t}, {a}",
+            "smlad {a}, {xo}, {v}, {a}",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            xp = inout(reg) xs.as_ptr() => _,
+            wp = inout(reg) w.as_ptr() => _,
+            n = inout(reg) n => _,
+            a = inout(reg) a,
+            xe = out(reg) _,
+            xo = out(reg) _,
+            v = out(reg) _,
+            t = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    a
 }
 
 /// `x + off` in `xs` as int16 lanes, per group of four inputs one word
@@ -389,294 +507,4 @@ fn fc_rows_fast(xs: &[u64], w: &[i8], bias: &[i32], req: &Rq, out: &mut [i8]) ->
 }
 
 #[cfg(test)]
-mod tests {
-    extern crate std;
-    #[cfg(not(feature = "dsp"))]
-    use super::super::isa::Dsp;
-    #[cfg(feature = "dsp")]
-    use super::super::isa::Scalar;
-    use super::super::testutil::*;
-    use super::*;
-    use crate::error::KernelError;
-    use std::{vec, vec::Vec};
-
-    /// The implementation the build does not select.
-    #[cfg(feature = "dsp")]
-    type Other = Scalar;
-    #[cfg(not(feature = "dsp"))]
-    type Other = Dsp;
-
-    /// The layer through `M` with a whole scratch, checked against the same
-    /// layer with none (the generic loop).
-    #[allow(clippy::too_many_arguments)]
-    fn run<M: ConvMac>(
-        q: &ConvQuant,
-        filter_offset: i32,
-        encoding: FcEncoding<'_>,
-        x: &[i8],
-        w: &[i8],
-        outf: usize,
-        mult: i32,
-        shift: i32,
-        out: &mut [i8],
-    ) -> KernelResult {
-        let p = FcParams {
-            q: *q,
-            filter_offset,
-            encoding,
-            mult,
-            shift,
-        };
-        let mut scratch = vec![0u64; FC_MAX_IN_FEATURES / 4];
-        let mut generic = vec![0i8; out.len()];
-        let plain = fully_connected_with::<M>(&p, x, w, outf, &mut generic, &mut []);
-        let done = fully_connected_with::<M>(&p, x, w, outf, out, &mut scratch);
-        assert_eq!(done, plain, "with and without scratch");
-        assert_eq!(out, &generic[..], "with and without scratch");
-        done
-    }
-
-    #[test]
-    fn fully_connected_encodings_agree_with_reference() {
-        let mut r = Rng(0xfc);
-        for _ in 0..CASES {
-            let (batches, inf, outf) = (
-                r.range(1, 3) as usize,
-                r.range(1, 40) as usize,
-                r.range(1, 12) as usize,
-            );
-            let zp_in = [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32;
-            let q = ConvQuant {
-                input_offset: -zp_in,
-                output_offset: r.range(-128, 127) as i32,
-                act_min: -128,
-                act_max: 127,
-            };
-            let x = r.i8s(batches * inf);
-            let w = r.i8s(outf * inf);
-            let (mult, shift) = (
-                r.range(1 << 30, i32::MAX as i64) as i32,
-                r.range(-12, 1) as i32,
-            );
-            let bias: Vec<i32> = (0..outf).map(|_| r.range(-40_000, 40_000) as i32).collect();
-            // The MVE export's precomputed term.
-            let kernel_sum: Vec<i32> = (0..outf)
-                .map(|o| {
-                    bias[o]
-                        + q.input_offset
-                            * w[o * inf..(o + 1) * inf]
-                                .iter()
-                                .map(|&v| v as i32)
-                                .sum::<i32>()
-                })
-                .collect();
-            let mut dsp = vec![0i8; batches * outf];
-            let mut mve = vec![0i8; batches * outf];
-            run::<Active>(
-                &q,
-                0,
-                FcEncoding::Bias(Some(&bias)),
-                &x,
-                &w,
-                outf,
-                mult,
-                shift,
-                &mut dsp,
-            )
-            .unwrap();
-            run::<Active>(
-                &q,
-                0,
-                FcEncoding::KernelSum(&kernel_sum),
-                &x,
-                &w,
-                outf,
-                mult,
-                shift,
-                &mut mve,
-            )
-            .unwrap();
-            assert_eq!(dsp, mve, "both encodings give the same result");
-            let mut other = vec![0i8; batches * outf];
-            run::<Other>(
-                &q,
-                0,
-                FcEncoding::Bias(Some(&bias)),
-                &x,
-                &w,
-                outf,
-                mult,
-                shift,
-                &mut other,
-            )
-            .unwrap();
-            assert_eq!(dsp, other, "scalar and dsp fully connected agree");
-            for b in 0..batches {
-                for o in 0..outf {
-                    let acc: i64 = bias[o] as i64
-                        + (0..inf)
-                            .map(|j| {
-                                (x[b * inf + j] as i64 + q.input_offset as i64)
-                                    * w[o * inf + j] as i64
-                            })
-                            .sum::<i64>();
-                    let want = clamp8(
-                        ref_requantize(acc as i32, mult, shift) + q.output_offset as i64,
-                        -128,
-                        127,
-                    );
-                    assert_eq!(dsp[b * outf + o], want);
-                }
-            }
-        }
-    }
-
-    /// Helium's kernel-sum passes and the DSP input-offset loop (the
-    /// autoencoder's shapes among others) against plain i64 sums.
-    #[test]
-    fn fc_layers_match_reference() {
-        use super::super::isa::{Dsp, Mve};
-        let mut r = Rng(0xfc4);
-        for (batches, inf, outf) in [
-            (1, 640, 128),
-            (1, 644, 5),
-            (2, 13, 7),
-            (1, 128, 8),
-            (1, 8, 128),
-            (2, 37, 12),
-            (1, 5, 4),
-            (3, 16, 6),
-            (3, 16, 8),
-        ] {
-            for round in 0..6 {
-                let q = ConvQuant {
-                    input_offset: [128, -127, 0, r.range(-127, 128) as i32, 300, -32_640][round],
-                    output_offset: r.range(-128, 127) as i32,
-                    act_min: [-128, -7][round % 2],
-                    act_max: 127,
-                };
-                let x = r.i8s(batches * inf);
-                let w = r.i8s(outf * inf);
-                let (mult, shift) = (
-                    r.range(1 << 30, i32::MAX as i64) as i32,
-                    [-9, 0, -1, 1, -31, -20][round],
-                );
-                let bias: Vec<i32> = (0..outf).map(|_| r.range(-40_000, 40_000) as i32).collect();
-                let ks: Vec<i32> = (0..outf)
-                    .map(|o| {
-                        bias[o].wrapping_add(
-                            q.input_offset.wrapping_mul(
-                                w[o * inf..(o + 1) * inf]
-                                    .iter()
-                                    .map(|&v| v as i32)
-                                    .sum::<i32>(),
-                            ),
-                        )
-                    })
-                    .collect();
-                let mut want = vec![0i8; batches * outf];
-                for b in 0..batches {
-                    for o in 0..outf {
-                        let acc: i64 = bias[o] as i64
-                            + (0..inf)
-                                .map(|j| {
-                                    (x[b * inf + j] as i64 + q.input_offset as i64)
-                                        * w[o * inf + j] as i64
-                                })
-                                .sum::<i64>();
-                        want[b * outf + o] = clamp8(
-                            ref_requantize(acc as i32, mult, shift) + q.output_offset as i64,
-                            q.act_min,
-                            q.act_max,
-                        );
-                    }
-                }
-                for enc in [FcEncoding::Bias(Some(&bias)), FcEncoding::KernelSum(&ks)] {
-                    let mut got = vec![0i8; batches * outf];
-                    run::<Mve>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
-                    assert_eq!(got, want, "mve {batches}x{inf}->{outf} round {round}");
-                    run::<Dsp>(&q, 0, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
-                    assert_eq!(got, want, "dsp {batches}x{inf}->{outf} round {round}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn mismatched_fc_lengths_are_errors_not_panics() {
-        let q = ConvQuant {
-            input_offset: 0,
-            output_offset: 0,
-            act_min: -128,
-            act_max: 127,
-        };
-        let e = run::<Active>(
-            &q,
-            0,
-            FcEncoding::Bias(None),
-            &[0; 10],
-            &[0; 7],
-            3,
-            1,
-            0,
-            &mut [0; 3],
-        );
-        assert_eq!(e, Err(KernelError::InvalidArgument));
-    }
-
-    /// A non-zero `filter_offset` (the fast loop plus `filter_offset·Σ(x +
-    /// input_offset)` per row) against plain i64 sums of both encodings'
-    /// definitions, on both multiply-accumulate implementations.
-    #[test]
-    fn filter_offset_matches_reference() {
-        let mut r = Rng(0xf0);
-        for _ in 0..CASES {
-            let (batches, inf, outf) = (
-                r.range(1, 3) as usize,
-                r.range(1, 40) as usize,
-                r.range(1, 12) as usize,
-            );
-            let fo = [-128, 127, r.range(-128, 127)][r.range(0, 2) as usize] as i32;
-            let q = ConvQuant {
-                input_offset: -(r.range(-128, 127) as i32),
-                output_offset: r.range(-128, 127) as i32,
-                act_min: -128,
-                act_max: 127,
-            };
-            let x = r.i8s(batches * inf);
-            let w = r.i8s(outf * inf);
-            let (mult, shift) = (
-                r.range(1 << 30, i32::MAX as i64) as i32,
-                r.range(-12, 1) as i32,
-            );
-            let k: Vec<i32> = (0..outf).map(|_| r.range(-40_000, 40_000) as i32).collect();
-            for (enc, io) in [
-                (FcEncoding::Bias(Some(&k)), q.input_offset as i64),
-                (FcEncoding::KernelSum(&k), 0),
-            ] {
-                let mut want = vec![0i8; batches * outf];
-                for b in 0..batches {
-                    for o in 0..outf {
-                        let acc: i64 = k[o] as i64
-                            + (0..inf)
-                                .map(|j| {
-                                    (x[b * inf + j] as i64 + io)
-                                        * (w[o * inf + j] as i64 + fo as i64)
-                                })
-                                .sum::<i64>();
-                        want[b * outf + o] = clamp8(
-                            ref_requantize(acc as i32, mult, shift) + q.output_offset as i64,
-                            -128,
-                            127,
-                        );
-                    }
-                }
-                let mut got = vec![0i8; batches * outf];
-                run::<Active>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
-                assert_eq!(got, want, "fo {fo}");
-                run::<Other>(&q, fo, enc, &x, &w, outf, mult, shift, &mut got).unwrap();
-                assert_eq!(got, want, "other fo {fo}");
-            }
-        }
-    }
-}
+mod tests;
