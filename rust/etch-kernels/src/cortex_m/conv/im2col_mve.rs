@@ -389,9 +389,11 @@ pub(crate) fn pointwise_rows(ops: &ConvOperands<'_>, output: &mut [i8]) -> Optio
 
 /// `arm_fully_connected_s8` on Helium for the kernel-sum encoding (what
 /// cpu-M55 programs carry): per batch row and four output rows one
-/// [`row_x4`] pass (the four weight rows are contiguous), the kernel sums
-/// and the per-tensor requantization as its constants. `None` (the caller's
-/// loops run) unless `out_features` is a multiple of 4 and the
+/// [`rows_x4`] pass (the four weight rows are contiguous), the kernel sums
+/// and the per-tensor requantization as its constants. A last partial group
+/// (`out_features % 4`: ResNet-8's 10-way head) runs as the last four rows
+/// again, rewriting the outputs before it with the same values. `None` (the
+/// caller's loops run) unless there are at least 4 output features and the
 /// requantization is one the vector loop reproduces.
 pub(crate) fn fc_layer(
     p: &FcParams<'_>,
@@ -405,7 +407,7 @@ pub(crate) fn fc_layer(
     let FcEncoding::KernelSum(ks) = p.encoding else {
         return None;
     };
-    if in_features == 0 || !out_features.is_multiple_of(4) || ks.len() != out_features {
+    if in_features == 0 || out_features < 4 || ks.len() != out_features {
         return None;
     }
     let neg_right = GroupConsts::neg_right(mult, shift)?;
@@ -417,14 +419,19 @@ pub(crate) fn fc_layer(
         c[16 + l] = q.act_min;
         c[20 + l] = q.act_max;
     }
+    // First rows of the groups: every fourth, then the last four.
+    let last = out_features - 4;
+    let groups = (0..last).step_by(4).chain(core::iter::once(last));
     Some((|| {
         for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
-            for ((w, o), k) in runs(weights, 4 * in_features)
-                .zip(runs_mut(out, 4))
-                .zip(ks.as_chunks::<4>().0)
-            {
+            for r in groups.clone() {
+                let w = row(weights, r * in_features, 4 * in_features)?;
+                let k: &[i32; 4] = ks
+                    .get(r..r + 4)
+                    .and_then(|k| k.try_into().ok())
+                    .ok_or(BAD)?;
                 c[..4].copy_from_slice(k);
-                rows_x4(x, w, &c, o)?;
+                rows_x4(x, w, &c, out.get_mut(r..r + 4).ok_or(BAD)?)?;
             }
         }
         Ok(())
