@@ -130,12 +130,40 @@ fn gather_pair(
     let (g, kp) = (&ops.g, packed.len());
     let k = g.kernel.0 * g.kernel.1 * g.input.c;
     let (r0, r1) = rows.split_at_mut_checked(kp).ok_or(BAD)?;
-    gather(ops, px[0], zp as i8, r0.get_mut(..k).ok_or(BAD)?)?;
-    gather(ops, px[1], zp as i8, r1.get_mut(..k).ok_or(BAD)?)?;
+    gather_rows(ops, px[0], zp as i8, r0.get_mut(..k).ok_or(BAD)?)?;
+    gather_rows(ops, px[1], zp as i8, r1.get_mut(..k).ok_or(BAD)?)?;
     let (c0, c1) = (r0.as_chunks::<4>().0, r1.as_chunks::<4>().0);
     for ((d, a), b) in packed.as_chunks_mut::<4>().0.iter_mut().zip(c0).zip(c1) {
         let (a, b) = (word(a), word(b));
         *d = [sxtb16(a), sxtb16_ror8(a), sxtb16(b), sxtb16_ror8(b)];
+    }
+    Ok(())
+}
+
+/// [`gather`] with its usual case inline: an undilated window wholly inside
+/// the input is `kh` runs of `kw·cin` contiguous input values. Out of line:
+/// one copy for the four call sites (flash).
+#[inline(never)]
+fn gather_rows(ops: &ConvOperands<'_>, px: Pixel, zp: i8, dst: &mut [i8]) -> KernelResult {
+    let g = &ops.g;
+    let (i, (kh, kw)) = (g.input, g.kernel);
+    // No overflow: `Window::positions_fit`.
+    let (y, x) = (px.y * g.stride.0, px.x * g.stride.1);
+    let inside = g.dilation == (1, 1)
+        && y >= g.padding.0
+        && x >= g.padding.1
+        && y - g.padding.0 + kh <= i.h
+        && x - g.padding.1 + kw <= i.w;
+    if !inside {
+        return gather(ops, px, zp, dst);
+    }
+    let (run, step) = (kw * i.c, i.w * i.c);
+    let at = ((px.b * i.h + y - g.padding.0) * i.w + x - g.padding.1) * i.c;
+    for (ky, d) in super::super::common::runs_mut(dst, run).enumerate() {
+        let s = row(ops.input, at + ky * step, run)?;
+        for (d, s) in d.iter_mut().zip(s) {
+            *d = *s;
+        }
     }
     Ok(())
 }
