@@ -345,7 +345,7 @@ SUITE_LIMITS = {
     ("cortex-m4", "ad"): 419_100,       # 417,001 (DSP fully connected: four rows per pass, inputs widened once)
     ("cortex-m55", "vww"): 3_803_400,   # 3,784,410 (Helium: group constants in place, set up once per call; pool sums not returned by value)
     ("cortex-m55", "ic"): 3_438_700,    # 3,421,596 (Helium FC: the 10-way head on rows_x4)
-    ("cortex-m55", "ad"): 92_640,       # 92,175
+    ("cortex-m55", "ad"): 93_160,       # 92,695 (92,485 before 6f9c56b, 93,331 at it: DSP FC changes inlined beside the Helium loop)
 }
 
 

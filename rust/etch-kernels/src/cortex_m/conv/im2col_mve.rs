@@ -419,19 +419,23 @@ pub(crate) fn fc_layer(
         c[16 + l] = q.act_min;
         c[20 + l] = q.act_max;
     }
-    // First rows of the groups: every fourth, then the last four.
     let last = out_features - 4;
-    let groups = (0..last).step_by(4).chain(core::iter::once(last));
     Some((|| {
         for (x, out) in runs(input, in_features).zip(runs_mut(output, out_features)) {
-            for r in groups.clone() {
-                let w = row(weights, r * in_features, 4 * in_features)?;
-                let k: &[i32; 4] = ks
-                    .get(r..r + 4)
-                    .and_then(|k| k.try_into().ok())
-                    .ok_or(BAD)?;
+            for ((w, o), k) in runs(weights, 4 * in_features)
+                .zip(runs_mut(out, 4))
+                .zip(ks.as_chunks::<4>().0)
+            {
                 c[..4].copy_from_slice(k);
-                rows_x4(x, w, &c, out.get_mut(r..r + 4).ok_or(BAD)?)?;
+                rows_x4(x, w, &c, o)?;
+            }
+            if !out_features.is_multiple_of(4) {
+                // The last four rows again (a separate loop: folded into
+                // the one above, the autoencoder ran 5 k instructions more).
+                let w = row(weights, last * in_features, 4 * in_features)?;
+                let k: &[i32; 4] = ks.get(last..).and_then(|k| k.try_into().ok()).ok_or(BAD)?;
+                c[..4].copy_from_slice(k);
+                rows_x4(x, w, &c, out.get_mut(last..).ok_or(BAD)?)?;
             }
         }
         Ok(())
