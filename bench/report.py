@@ -193,8 +193,8 @@ LIMITS = {
          "stack of one inference (2,404 measured at 2c63df4 + 1.5 %; the 2 KiB target is set on the M4F)"),
     ],
     "cortex-m3": [
-        ("instructions_per_inference", 6_741_000, 9_500_000,
-         "instructions (scalar asm loops: +0.5 % of 6,707,249)"),
+        ("instructions_per_inference", 6_554_200, 9_500_000,
+         "instructions (scalar asm loops, FC without weight sums: +0.5 % of 6,521,524)"),
         ("inference_stack_bytes", 2_104, 2_048,
          "stack of one inference (2,072 measured at 2c63df4 + 1.5 %)"),
     ],
