@@ -3,7 +3,7 @@
  * total and per "bucket". The firmware selects a bucket by storing to
  * markers[k] (a static u32 array whose address and length are plugin
  * arguments); every instruction executed afterwards is charged to bucket k
- * until the next such store. Counts are exact and deterministic: one
+ * until the next such store (before the first one: bucket n - 1). Counts are exact and deterministic: one
  * callback per executed instruction, no sampling.
  *
  * Build: gcc -shared -fPIC -O2 -I<dir with qemu/qemu-plugin.h> \
@@ -133,6 +133,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         fprintf(stderr, "etch_count: n must be 1..%d\n", MAX_BUCKETS);
         return -1;
     }
+    /* Until the firmware's first marker store (reset handler, .data/.bss
+     * initialisation, parsing before load) instructions are charged to the
+     * last bucket (idle), not to bucket 0 (runtime between ops). */
+    current = (unsigned)(n_buckets - 1);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
     qemu_plugin_register_atexit_cb(id, on_plugin_exit, NULL);
     return 0;

@@ -68,6 +68,7 @@ pub fn to_json(s: &FileSummary) -> Json {
                 "planned_buffers": m.planned_buffers,
                 "method_state_bytes": m.method_state_bytes,
                 "kernel_scratch_bytes": m.kernel_scratch_bytes,
+                "decoded_call_bytes": m.decoded_call_bytes,
                 "planned_tensors": m.planned_tensors.iter().map(tensor_json).collect::<Vec<_>>(),
                 "mutable_buffers": mutable(m).map(tensor_json).collect::<Vec<_>>(),
                 "mutable_state_bytes": mutable(m).map(|t| t.nbytes).sum::<usize>(),
@@ -162,9 +163,10 @@ fn print_text(path: &str, s: &FileSummary) {
             outln!("  delegate: {d}");
         }
         outln!(
-            "  method state: {} B (exact, for Method::load; kernel scratch {} B of it)",
+            "  method state: {} B (exact, for Method::load; kernel scratch {} B and decoded kernel calls {} B of it)",
             m.method_state_bytes,
-            m.kernel_scratch_bytes
+            m.kernel_scratch_bytes,
+            m.decoded_call_bytes
         );
         let state: Vec<&TensorSummary> = mutable(m).collect();
         outln!(

@@ -60,6 +60,8 @@ pub struct MethodSummary {
     pub method_state_bytes: usize,
     /// The kernels' scratch inside it (the largest `Kernel::scratch`).
     pub kernel_scratch_bytes: usize,
+    /// The kernel calls decoded at load inside it.
+    pub decoded_call_bytes: usize,
 }
 
 pub fn tensor_summary(index: usize, t: &Tensor<'_>) -> Result<TensorSummary> {
@@ -250,6 +252,7 @@ pub fn summarize(file: &PteFile<'_>) -> Result<FileSummary> {
         methods.push(MethodSummary {
             method_state_bytes: meta.method_state_bytes(etch_kernels::KERNELS)?,
             kernel_scratch_bytes: meta.kernel_scratch_bytes(etch_kernels::KERNELS)?,
+            decoded_call_bytes: meta.decoded_call_bytes(etch_kernels::KERNELS)?,
             name: plan.name()?.to_string(),
             values: values.len(),
             value_kinds: kinds,

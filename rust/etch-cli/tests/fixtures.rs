@@ -197,8 +197,44 @@ fn inspect_prints_the_exact_method_state_bytes() {
             if pte.to_str().unwrap().contains("dscnn_cm") && m["name"] == "forward" {
                 assert_eq!(scratch, 2688, "{}", pte.display());
             }
+            assert_eq!(
+                m["decoded_call_bytes"].as_u64().unwrap() as usize,
+                meta.decoded_call_bytes(etch_kernels::KERNELS).unwrap()
+            );
         }
     }
+}
+
+/// The MLPerf Tiny autoencoder (10 `cortex_m::quantized_linear` calls, the
+/// benchmark's program): its decoded calls, counted by hand. Per call: 2
+/// header words and 13 entries (12 schema arguments and the return value);
+/// 3 words for each of its 4 static tensors (input, weights, bias, out; the
+/// return value shares `out`'s, `kernel_sum` is None): sizes, data place,
+/// byte size; 4 for `requantize_multipliers` (length, one entry, the 31-bit
+/// multiplier in two words); `requantize_shifts` and the Ints fit their
+/// entries. 31 words x 10 calls + 10 (one per instruction) = 320 words,
+/// 1,280 B + 3 B of alignment. The method state: 2 B per instruction, 1 B
+/// of input flags, the calls and the kernel scratch (+ 7 B of alignment).
+#[test]
+fn inspect_states_the_decoded_calls_exactly() {
+    let pte = fixture_dir().join("../../bench/models/autoencoder_cm_m33_int8io.pte");
+    let (ok, stdout, stderr) = etch(&["inspect", "--json", pte.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let got: Value = serde_json::from_str(&stdout).unwrap();
+    let m = &got["methods"][0];
+    assert_eq!(m["instructions"], 10);
+    assert_eq!(m["decoded_call_bytes"], 1283);
+    let scratch = m["kernel_scratch_bytes"].as_u64().unwrap();
+    let aligned = if scratch > 0 { scratch + 7 } else { 0 };
+    assert_eq!(m["method_state_bytes"], 10 * 2 + 1 + 1283 + aligned);
+    let (ok, text, _) = etch(&["inspect", pte.to_str().unwrap()]);
+    assert!(ok);
+    assert!(
+        text.contains(&format!(
+            "kernel scratch {scratch} B and decoded kernel calls 1283 B of it"
+        )),
+        "{text}"
+    );
 }
 
 #[test]

@@ -25,15 +25,16 @@
 //! | `BOOL` | Bool | 0 or 1 |
 //! | `PAIR` | `int[]` of at most 2 Ints in 13 bits | length (2 bits), the items (13 bits each, signed) |
 //! | `LIST` | `int[]` of at most 16 Ints | offset of `[len, item entries..]` |
-//! | `TENSOR` | static tensor | dtype (5 bits), rank (5), dim order (2), offset (16) of `[sizes, data, (dim order)]` |
+//! | `TENSOR` | static tensor | dtype (5 bits), rank (5), dim order (2), offset (16) of `[sizes, data, bytes, (dim order)]` |
 //!
 //! Offsets count words from the call's header. A tensor's words are the
 //! file position of its sizes (checked at load with
 //! `Shape::from_serialized`), where its bytes are (memory index + 1, 0 for
 //! a constant, in the low 4 bits; the byte offset in the planned buffer,
-//! or of the constant data in the file, above) and, for a dim order other
-//! than contiguous (0) or channels-last (1), the file position of the dim
-//! order (2).
+//! or of the constant data in the file, above), its byte size (sizes times
+//! element size, multiplied once here rather than on every call) and, for a
+//! dim order other than contiguous (0) or channels-last (1), the file
+//! position of the dim order (2).
 //!
 //! What is not fixed at load stays `SLOW`: values written at run time
 //! (scalars with a run-time slot, views), bounded dynamic tensors, lists
@@ -229,10 +230,10 @@ fn encode_value(
             }
         }
         Value::Tensor(t) => {
-            // Two words, three with a dim order of its own: what the file
+            // Three words, four with a dim order of its own: what the file
             // says, so counting and filling agree.
             let order = dim_order_class(&t);
-            let at = sink.reserve(if order == 2 { 3 } else { 2 });
+            let at = sink.reserve(if order == 2 { 4 } else { 3 });
             let Some(env) = env else {
                 return SLOW;
             };
@@ -240,7 +241,7 @@ fn encode_value(
                 Some((head, words)) if at <= TENSOR_OFFSET_MAX => {
                     for (k, w) in words
                         .into_iter()
-                        .take(2 + (order == 2) as usize)
+                        .take(3 + (order == 2) as usize)
                         .enumerate()
                     {
                         sink.set(at + k, w);
@@ -300,7 +301,8 @@ fn position(data: &[u8], part: &[u8]) -> Option<u32> {
     same.then_some(u32::try_from(p).ok()?)
 }
 
-/// A static tensor's entry bits (dtype, rank) and words, or `None` (it
+/// A static tensor's entry bits (dtype, rank) and words (sizes, data,
+/// bytes, dim order), or `None` (it
 /// stays `SLOW`): a view or bounded dynamic tensor, or one whose shape,
 /// size or data `execute` would reject (it reports that as before).
 /// Resolved as `execute` resolves it (`resolve_tensor`: the shape checked
@@ -310,7 +312,7 @@ fn tensor_words(
     t: &etch_pte::schema::Tensor<'_>,
     v: usize,
     env: &Env<'_, '_>,
-) -> Option<(u32, [u32; 3])> {
+) -> Option<(u32, [u32; 4])> {
     if env.overrides.get(v).is_some() || t.shape_dynamism().ok()? != etch_pte::ShapeDynamism::Static
     {
         return None;
@@ -334,8 +336,9 @@ fn tensor_words(
     let sizes = r.shape.sizes_bytes();
     let sizes = position(data, sizes.as_flattened())?;
     let dim_order = position(data, r.shape.dim_order())?;
+    let nbytes = u32::try_from(r.nbytes).ok()?;
     let head = (r.dtype.0 as u32) << 4 | (r.shape.rank() as u32) << 9;
-    Some((head, [sizes, loc, dim_order]))
+    Some((head, [sizes, loc, nbytes, dim_order]))
 }
 
 /// A decoded call table: the entries and extra words of one kernel call.
@@ -434,6 +437,17 @@ impl<'c> Call<'c> {
         self.int(*self.list_words(e)?.get(k)?)
     }
 
+    /// Where a `TENSOR` entry's bytes are without decoding it: 0 for a
+    /// constant, the planned buffer's index + 1 (`None`: another entry, or
+    /// a table that does not read back).
+    #[inline]
+    pub(crate) fn tensor_memory(&self, e: u32) -> Option<u32> {
+        if e & 15 != TENSOR {
+            return None;
+        }
+        self.words.get((e >> 16) as usize + 1).map(|loc| loc & 15)
+    }
+
     /// A `TENSOR` entry: dtype, shape and where its bytes are (`None` for
     /// any other entry, or words that do not read back: a corrupted table).
     #[inline]
@@ -444,7 +458,7 @@ impl<'c> Call<'c> {
         let dtype = ScalarType(((e >> 4) & 31) as i8);
         let rank = ((e >> 9) & 31) as usize;
         let at = (e >> 16) as usize;
-        let &[sizes, loc] = self.words.get(at..)?.first_chunk::<2>()?;
+        let &[sizes, loc, nbytes] = self.words.get(at..)?.first_chunk::<3>()?;
         let sizes = data
             .get(sizes as usize..)?
             .get(..rank * 4)?
@@ -454,15 +468,16 @@ impl<'c> Call<'c> {
             0 => crate::tensor::CONTIGUOUS.get(..rank)?,
             1 => &CHANNELS_LAST,
             _ => {
-                let p = *self.words.get(at + 2)? as usize;
+                let p = *self.words.get(at + 3)? as usize;
                 data.get(p..)?.get(..rank)?
             }
         };
         let shape = Shape::loaded(sizes, dim_order)?;
-        let mut nbytes = dtype.element_size()?;
-        for s in sizes {
-            nbytes = nbytes.checked_mul(u32::from_le_bytes(*s) as usize)?;
-        }
+        // As load multiplied it (a table scribbled over may give a byte size
+        // other than the shape's: wrong values or a kernel's length error,
+        // never an out-of-bounds read: the bytes are bounds-checked below
+        // and by `io`).
+        let nbytes = nbytes as usize;
         let offset = (loc >> 4) as usize;
         let loc = match loc & 15 {
             0 => Loc::Constant(data.get(offset..)?.get(..nbytes)?),

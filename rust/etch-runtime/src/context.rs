@@ -10,7 +10,7 @@ use etch_pte::schema::EValue;
 use etch_pte::{Value, ValueKind, Vector};
 
 use crate::calls::{self, resolve_tensor, Call, Resolved};
-use crate::memory::{Pieces, MAX_OUTPUTS};
+use crate::memory::{overlap, Pieces, MAX_OUTPUTS};
 use crate::meta::MethodMeta;
 use crate::overrides::{Overrides, OverridesMut, UNSET};
 use crate::tensor::{Shape, TensorView, TensorViewMut};
@@ -22,11 +22,24 @@ use crate::{Result, ScalarType};
 pub(crate) trait Arenas {
     /// Fills `out` (from [`Pieces::empty`]) with the whole buffers.
     fn pieces<'p>(&'p mut self, out: &mut Pieces<'p>);
+    /// Buffer `memory` split around bytes `offset..offset + len`: the bytes
+    /// before (read-only), those (writable) and the bytes after
+    /// (read-only); `None` if the buffer does not hold them.
+    fn split<'p>(&'p mut self, memory: usize, offset: usize, len: usize) -> Option<Split<'p>>;
 }
+
+/// A planned buffer around one writable tensor ([`Arenas::split`]).
+pub(crate) type Split<'p> = (&'p [u8], &'p mut [u8], &'p [u8]);
 
 impl Arenas for &mut [&mut [u8]] {
     fn pieces<'p>(&'p mut self, out: &mut Pieces<'p>) {
         out.fill(self)
+    }
+    fn split<'p>(&'p mut self, memory: usize, offset: usize, len: usize) -> Option<Split<'p>> {
+        let buf: &'p mut [u8] = self.get_mut(memory)?;
+        let (before, rest) = buf.split_at_mut_checked(offset)?;
+        let (data, after) = rest.split_at_mut_checked(len)?;
+        Some((before, data, after))
     }
 }
 
@@ -162,6 +175,21 @@ impl<'c, 'a> KernelContext<'c, 'a> {
         }
     }
 
+    /// An Int argument as `int32` (`InvalidArgument` out of its range),
+    /// inline: a few instructions when load decoded it (through
+    /// [`KernelContext::int`] about 30), for the kernels where that counts
+    /// (a small fully connected layer reads five on every call; the flash
+    /// is per call site).
+    #[inline(always)]
+    pub fn i32(&self, i: usize) -> Result<i32> {
+        let e = self.call.entry(i);
+        if e & 15 == calls::INT {
+            // 28 bits, sign-extended: always an int32.
+            return Ok((e as i32) >> 4);
+        }
+        i32::try_from(self.int(i)?).map_err(|_| bad_arg("argument out of int32 range", i))
+    }
+
     /// An `int?` argument.
     pub fn opt_int(&self, i: usize) -> Result<Option<i64>> {
         match self.value(i)? {
@@ -218,6 +246,16 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 
     /// Item `k` of an `int[]` argument (items are value indices of Ints).
     pub fn int_list_item(&self, i: usize, k: usize) -> Result<i64> {
+        // A list decoded at load: one out-of-line read (`None` for another
+        // entry or past the list's end, which the slow path tells apart).
+        if let Some(x) = self.call.list_item(self.call.entry(i), k) {
+            return Ok(x);
+        }
+        self.int_list_item_slow(i, k)
+    }
+
+    #[inline(never)]
+    fn int_list_item_slow(&self, i: usize, k: usize) -> Result<i64> {
         let e = self.call.entry(i);
         if self.call.list_len(e).is_some() {
             return self
@@ -468,12 +506,34 @@ impl<'c, 'a> KernelContext<'c, 'a> {
 
     // The work of `io`, `io_into` (`by_arg`: argument positions) and
     // `io_values` (value indices, `usize::MAX` for None) over slices: one
-    // copy in flash for every (inputs, outputs) arity the kernels use. Each
-    // tensor is resolved straight into its view (outputs first, they are
-    // carved out of the planned buffers before inputs may read what is
-    // left): no array of intermediate descriptions on the stack.
-    #[inline(never)]
+    // copy in flash for every (inputs, outputs) arity the kernels use. A
+    // call of one output whose tensors load decoded takes the short path
+    // (`io_one_output`), any other the pieces (`io_pieces`). Each tensor
+    // is resolved straight into its view (outputs first, they are carved
+    // out of the planned buffers before inputs may read what is left): no
+    // array of intermediate descriptions on the stack. Inline: only the
+    // choice of path, which the arities and `by_arg` fold to one call.
+    #[inline(always)]
     fn io_slices<'s>(
+        &'s mut self,
+        by_arg: bool,
+        inputs: &[usize],
+        outputs: &[usize],
+        in_views: &mut [Option<TensorView<'s>>],
+        out_views: &mut [TensorViewMut<'s>],
+    ) -> Result<()> {
+        match *outputs {
+            [out] if by_arg => self.io_one_output(inputs, out, in_views, out_views),
+            _ => self.io_pieces(by_arg, inputs, outputs, in_views, out_views),
+        }
+    }
+
+    /// [`KernelContext::io_slices`] through pieces of the planned buffers:
+    /// any number of outputs, tensors not decoded at load, value indices.
+    /// Out of line: its frame (the pieces) is on the stack only on this
+    /// path.
+    #[inline(never)]
+    fn io_pieces<'s>(
         &'s mut self,
         by_arg: bool,
         inputs: &[usize],
@@ -537,6 +597,85 @@ impl<'c, 'a> KernelContext<'c, 'a> {
     }
 }
 
+impl<'c, 'a: 'c> KernelContext<'c, 'a> {
+    /// `io` for one output argument (`out`): when it is a non-empty planned
+    /// tensor decoded at load and every input argument None or a tensor
+    /// decoded at load, each a constant or in the output's buffer, that
+    /// buffer is split around the output once and each planned input read
+    /// from the bytes before or after it (one that overlaps it is an error,
+    /// as in the general path), constants in place: no pieces to set up or
+    /// search. Any other call goes to [`KernelContext::io_pieces`] (decided
+    /// before the buffers are borrowed).
+    #[inline(never)]
+    fn io_one_output<'s>(
+        &'s mut self,
+        inputs: &[usize],
+        out: usize,
+        in_views: &mut [Option<TensorView<'s>>],
+        out_views: &mut [TensorViewMut<'s>],
+    ) -> Result<()> {
+        let (call, file) = (self.call, self.meta.data);
+        let fast = match call.tensor(call.entry(out), file) {
+            Some(r) if r.nbytes > 0 => match r.loc {
+                Loc::Planned { memory, offset } => {
+                    let m = memory as u32 + 1;
+                    let same = |&a: &usize| {
+                        let e = call.entry(a);
+                        e & 15 == calls::NULL
+                            || matches!(call.tensor_memory(e), Some(x) if x == 0 || x == m)
+                    };
+                    inputs.iter().all(same).then_some((r, memory, offset))
+                }
+                Loc::Constant(_) => None,
+            },
+            _ => None,
+        };
+        let Some((r, memory, offset)) = fast else {
+            return self.io_pieces(true, inputs, &[out], in_views, out_views);
+        };
+        let (before, data, after) = self
+            .memory
+            .split(memory, offset, r.nbytes)
+            .ok_or_else(overlap)?;
+        let out_end = offset + r.nbytes;
+        if let Some(view) = out_views.first_mut() {
+            *view = TensorViewMut {
+                dtype: r.dtype,
+                shape: r.shape,
+                data,
+            };
+        }
+        for (&a, view) in inputs.iter().zip(in_views.iter_mut()) {
+            let e = call.entry(a);
+            if e & 15 == calls::NULL {
+                continue;
+            }
+            let r = call
+                .tensor(e, file)
+                .ok_or(bad_arg("value is not a Tensor", a))?;
+            let data = match r.loc {
+                Loc::Constant(d) => Some(d),
+                Loc::Planned { .. } if r.nbytes == 0 => Some(bytemuck::cast_slice::<u128, u8>(&[])),
+                Loc::Planned {
+                    memory: m,
+                    offset: o,
+                } if m == memory => match o.checked_add(r.nbytes) {
+                    Some(end) if end <= offset => before.get(o..end),
+                    Some(end) if o >= out_end => after.get(o - out_end..end - out_end),
+                    _ => None,
+                },
+                Loc::Planned { .. } => None,
+            };
+            *view = Some(TensorView {
+                dtype: r.dtype,
+                shape: r.shape,
+                data: data.ok_or_else(overlap)?,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The context's fields `io` resolves tensors with, copied out so that it
 /// can resolve while it holds the planned buffers.
 struct Where<'c, 'a> {
@@ -590,3 +729,7 @@ impl<'c, 'a: 'c> Where<'c, 'a> {
 pub fn required<'d>(t: Option<TensorView<'d>>, arg: usize) -> Result<TensorView<'d>> {
     t.ok_or(bad_arg("required tensor argument is None", arg))
 }
+
+// The one-output path needs the tables (`decoded-calls`).
+#[cfg(all(test, feature = "decoded-calls"))]
+mod tests;

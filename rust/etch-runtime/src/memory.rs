@@ -71,7 +71,8 @@ pub(crate) struct Pieces<'m> {
     items: [Piece<'m>; CAP],
 }
 
-fn overlap() -> Error {
+/// A tensor of a kernel call outside its buffer or over another one.
+pub(crate) fn overlap() -> Error {
     Error::new(
         ErrorCode::InvalidProgram,
         "kernel tensors overlap in planned memory",

@@ -134,6 +134,16 @@ impl<'a> MethodMeta<'a> {
         Ok(Layout::of(&self.plan, kernels, None)?.scratch)
     }
 
+    /// The kernel calls decoded at load inside
+    /// [`MethodMeta::method_state_bytes`] (`decoded-calls`; 0 without it), in
+    /// bytes: per instruction a word, per kernel call its arguments' entries
+    /// and extra words (each static tensor's sizes, data place and byte
+    /// size; scalars; small lists), 4-byte aligned inside (+ 3 B). What
+    /// `execute` reads instead of the program on every call.
+    pub fn decoded_call_bytes(&self, kernels: &[Kernel]) -> Result<usize> {
+        Ok(Layout::of(&self.plan, kernels, None)?.call_bytes())
+    }
+
     /// Number of instructions over all chains.
     pub fn num_instructions(&self) -> Result<usize> {
         let mut n = 0;

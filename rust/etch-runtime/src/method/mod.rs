@@ -428,14 +428,18 @@ impl<'a, 'm> Method<'a, 'm> {
         let mut executed: u32 = 0;
         let mut at = Cursor::default();
         let mut index = 0usize; // numbered across chains
-        loop {
+                                // Past the last instruction (of the last chain): what decoding
+                                // instruction `n` would say (`END`), from the count load's walk made.
+        let end = self.state.instructions();
+        while index < end {
             let at_index = |e: Error| e.with_at(index as u32);
             // A kernel call decoded at load (`calls`): its operator and
             // argument vector from its table, not from the program.
             // Anything else is decoded by the walk's own reader: `load` ran
             // it over every instruction of the plan (`Layout::of`), so for
             // a loaded method this read cannot fail (the file is immutable).
-            let instr = match self.state.call(index).head() {
+            let start = self.state.call_start(index);
+            let instr = match self.state.call_from(start).head() {
                 Some((op_index, args_at)) => {
                     let program = self.meta.plan.0.buffer();
                     let args = Vector::<i32>::at(program, args_at).map_err(at_index)?;
@@ -470,7 +474,7 @@ impl<'a, 'm> Method<'a, 'm> {
                         index as u32,
                     ))?;
                     observer.before(index as u32, Some(op_index as u32));
-                    let mut ctx = self.context(args, k, index);
+                    let mut ctx = self.context(args, k, start);
                     (kernel.run)(&mut ctx).map_err(at_index)?;
                     observer.after(index as u32);
                     observer.after_values(index as u32, &InstructionValues { method: self, args });
@@ -491,7 +495,7 @@ impl<'a, 'm> Method<'a, 'm> {
                             index as u32,
                         ))?;
                     observer.before(index as u32, None);
-                    let mut ctx = self.context(args, usize::MAX, usize::MAX);
+                    let mut ctx = self.context(args, usize::MAX, 0);
                     backend.execute(handle, &mut ctx).map_err(at_index)?;
                     observer.after(index as u32);
                     observer.after_values(index as u32, &InstructionValues { method: self, args });
@@ -538,9 +542,11 @@ impl<'a, 'm> Method<'a, 'm> {
         &mut self,
         args: Vector<'a, i32>,
         kernel: usize,
-        instruction: usize,
+        start: usize,
     ) -> KernelContext<'_, 'a> {
-        let (overrides, dims, scratch, call) = self.state.call_parts(instruction);
+        // `start`: where the call's decoded table starts (`execute` found
+        // it for the instruction; 0: none).
+        let (overrides, dims, scratch, call) = self.state.call_parts(start);
         KernelContext {
             meta: &self.meta,
             values: self.values,

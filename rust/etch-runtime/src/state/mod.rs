@@ -676,33 +676,43 @@ impl<'m> State<'m> {
 
     /// What a kernel call borrows: the run-time values, the run-time
     /// sizes and the scratch.
+    /// `start`: [`State::call_start`] of the instruction.
     pub(crate) fn call_parts(
         &mut self,
-        instruction: usize,
+        start: usize,
     ) -> (
         OverridesMut<'_>,
         &mut [u8],
         &mut [u64],
         crate::calls::Call<'_>,
     ) {
-        let n = self.kernels.len() / KERNEL_BYTES;
         #[cfg(feature = "decoded-calls")]
         let words: &[u32] = self.calls;
         #[cfg(not(feature = "decoded-calls"))]
         let words: &[u32] = &[];
-        let call = call_at(words, n, instruction);
+        let call = call_from(words, start);
         (OverridesMut(self.overrides), self.dims, self.scratch, call)
     }
 
-    /// Instruction `instruction`'s decoded call table (`Call::NONE`: none,
-    /// read its arguments from the program).
+    /// Where instruction `instruction`'s decoded call table starts in the
+    /// tables (0: none, read its arguments from the program): found once
+    /// per instruction, for [`State::call_from`] and [`State::call_parts`].
     #[inline]
-    pub(crate) fn call(&self, instruction: usize) -> crate::calls::Call<'_> {
-        call_at(
-            self.call_words(),
-            self.kernels.len() / KERNEL_BYTES,
-            instruction,
-        )
+    pub(crate) fn call_start(&self, instruction: usize) -> usize {
+        let n = self.kernels.len() / KERNEL_BYTES;
+        if !cfg!(feature = "decoded-calls") || instruction >= n {
+            return 0;
+        }
+        self.call_words()
+            .get(instruction)
+            .map_or(0, |&s| s as usize)
+    }
+
+    /// The decoded call table at `start` ([`State::call_start`];
+    /// `Call::NONE` for 0).
+    #[inline]
+    pub(crate) fn call_from(&self, start: usize) -> crate::calls::Call<'_> {
+        call_from(self.call_words(), start)
     }
 
     /// The call tables (empty without `decoded-calls`).
@@ -712,6 +722,14 @@ impl<'m> State<'m> {
         return self.calls;
         #[cfg(not(feature = "decoded-calls"))]
         &[]
+    }
+
+    /// Number of instructions of the plan (across chains), as load's walk
+    /// counted them: `execute` ends at this index without decoding the
+    /// program again.
+    #[inline]
+    pub(crate) fn instructions(&self) -> usize {
+        self.kernels.len() / KERNEL_BYTES
     }
 
     /// The first input not set yet, if any.
@@ -727,19 +745,14 @@ impl<'m> State<'m> {
     }
 }
 
-/// Instruction `instruction`'s table in `calls` (see [`State::call`]), of
-/// a method of `n` instructions.
+/// The table starting at word `start` of `calls` (`Call::NONE` for 0: no
+/// table).
 #[inline]
-fn call_at(calls: &[u32], n: usize, instruction: usize) -> crate::calls::Call<'_> {
-    if !cfg!(feature = "decoded-calls") || instruction >= n {
+fn call_from(calls: &[u32], start: usize) -> crate::calls::Call<'_> {
+    if !cfg!(feature = "decoded-calls") || start == 0 {
         return crate::calls::Call::NONE;
     }
-    match calls.get(instruction) {
-        Some(&start) if start != 0 => {
-            crate::calls::Call::at(calls.get(start as usize..).unwrap_or(&[]))
-        }
-        _ => crate::calls::Call::NONE,
-    }
+    crate::calls::Call::at(calls.get(start..).unwrap_or(&[]))
 }
 
 #[cfg(test)]
