@@ -30,7 +30,7 @@ mod testutil;
 
 pub use conv::{conv_s8, conv_s8_in, CONV_SCRATCH_BYTES};
 pub use depthwise::{depthwise_conv_s8, depthwise_conv_s8_in, DEPTHWISE_SCRATCH_BYTES};
-pub use elementwise::{add_s8, AddQuant, ADD_SCRATCH_BYTES};
+pub use elementwise::{add_s8, mul_s8, AddQuant, MulQuant, ADD_SCRATCH_BYTES};
 pub use fully_connected::{
     fully_connected_s8, FcEncoding, FcParams, FC_MAX_IN_FEATURES, FC_SCRATCH_BYTES,
 };

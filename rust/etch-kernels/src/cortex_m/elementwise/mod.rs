@@ -18,7 +18,10 @@ use super::{Active, BAD};
 use crate::error::KernelResult;
 
 mod dsp;
+mod mul;
 mod mve;
+
+pub use mul::{mul_s8, MulQuant};
 
 /// The element loop over the two tables, where an instruction set has one
 /// of its own: `out[i] = clamp(requant(ta[a[i]] + tb[b[i]]) + zp_out)` for

@@ -12,9 +12,9 @@ pub mod conv;
 mod pad;
 use crate::cortex_m::arith::{divide_by_power_of_two, requantize};
 use crate::cortex_m::{
-    add_s8, avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8,
-    AddQuant, ConvQuant, FcEncoding, FcParams, Nhwc, Window, ADD_SCRATCH_BYTES, CONV_SCRATCH_BYTES,
-    DEPTHWISE_SCRATCH_BYTES, FC_SCRATCH_BYTES,
+    add_s8, avg_pool_s8, conv_s8_in, depthwise_conv_s8_in, fully_connected_s8, max_pool_s8, mul_s8,
+    AddQuant, ConvQuant, FcEncoding, FcParams, MulQuant, Nhwc, Window, ADD_SCRATCH_BYTES,
+    CONV_SCRATCH_BYTES, DEPTHWISE_SCRATCH_BYTES, FC_SCRATCH_BYTES,
 };
 pub use pad::PAD_OUT;
 
@@ -420,6 +420,20 @@ fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
     let channels = out.shape.size(1);
     let (a, b, out) = (a.as_i8()?, b.as_i8()?, out.as_i8_mut()?);
     let n = out.len();
+    let q = MulQuant {
+        a_zp: zp1,
+        b_zp: zp2,
+        out: (zpo, mo, so),
+    };
+    // One operand of the output's size, the other of it, of one value per
+    // channel or of one value: the element loops (`b` repeated).
+    let repeats = |len: usize| len == n || (len == channels && channels > 0) || len == 1;
+    if n > 0 && a.len() == n && repeats(b.len()) {
+        return Ok(mul_s8(&q, a, b, out)?);
+    }
+    if n > 0 && b.len() == n && repeats(a.len()) {
+        return Ok(mul_s8(&q.swapped(), b, a, out)?);
+    }
     for (i, o) in out.iter_mut().enumerate() {
         let (Some(ia), Some(ib)) = (
             channel_or_same(a.len(), n, channels, i),
@@ -430,11 +444,7 @@ fn quantized_mul_out(ctx: &mut KernelContext<'_, '_>) -> Result<()> {
         let (Some(&x), Some(&y)) = (a.get(ia), b.get(ib)) else {
             return Err(bad("mul index"));
         };
-        let prod = (x as i32)
-            .wrapping_sub(zp1)
-            .wrapping_mul((y as i32).wrapping_sub(zp2));
-        let v = requantize(prod, mo, so).wrapping_add(zpo);
-        *o = v.clamp(-128, 127) as i8;
+        *o = q.output(x, y);
     }
     Ok(())
 }
