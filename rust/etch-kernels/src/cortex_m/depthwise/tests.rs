@@ -62,6 +62,69 @@ fn depthwise_matches_reference() {
     }
 }
 
+/// Depth multipliers 2 to 5 with several input channels (output channel
+/// `ic·ch_mult + m`), edge zero points and shifts: [`depthwise_simple`]
+/// directly, and every implementation's whole kernel.
+#[test]
+fn multiplier_matches_reference() {
+    let mut r = Rng(0x3a17);
+    for _ in 0..CASES {
+        let c_in = r.range(2, 5) as usize;
+        let ch_mult = r.range(2, 5) as usize;
+        let c_out = c_in * ch_mult;
+        let Case { g, q } = random_case(&mut r, c_in, c_out);
+        let (i, o, (kh, kw)) = (g.input, g.output, g.kernel);
+        let x = r.i8s(i.elements().unwrap());
+        let w = r.i8s(kh * kw * c_out);
+        let (mult, mut shift, bias) = quant_params(&mut r, c_out);
+        if r.range(0, 3) == 0 {
+            for s in &mut shift {
+                *s = [-31, -1, 0, 1][r.range(0, 3) as usize];
+            }
+        }
+        let want = ref_conv(&g, &q, Some(ch_mult), &x, &w, &bias, &mult, &shift);
+        let ops = ConvOperands::new(g, q, &x, &w, Some(&bias), &mult, &shift);
+        let mut got = vec![0i8; o.elements().unwrap()];
+        depthwise_simple(&ops, ch_mult, &mut got).unwrap();
+        assert_eq!(got, want, "simple {g:?} mult {ch_mult}");
+        type K = fn(
+            &Window,
+            &ConvQuant,
+            usize,
+            &[i8],
+            &[i8],
+            Option<&[i32]>,
+            &[i32],
+            &[i32],
+            &mut [i8],
+            &mut [u64],
+        ) -> KernelResult;
+        let kernels: [K; 3] = [
+            depthwise_with::<Scalar>,
+            depthwise_with::<Dsp>,
+            depthwise_with::<Active>,
+        ];
+        for k in kernels {
+            let mut got = vec![0i8; o.elements().unwrap()];
+            let b = Some(&bias[..]);
+            k(
+                &g,
+                &q,
+                ch_mult,
+                &x,
+                &w,
+                b,
+                &mult,
+                &shift,
+                &mut got,
+                &mut scratch(),
+            )
+            .unwrap();
+            assert_eq!(got, want, "{g:?} mult {ch_mult}");
+        }
+    }
+}
+
 #[test]
 fn dsp_and_scalar_mul4_agree() {
     let mut r = Rng(0xcd);
