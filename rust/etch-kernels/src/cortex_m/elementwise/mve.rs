@@ -50,23 +50,44 @@ impl AddLoop for Mve {
             act_min: q.act_min,
             act_max: q.act_max,
         };
-        let main = out.len() - out.len() % 4;
-        // `_checked`: `split_at` keeps a panic path at opt-level "z".
-        let (Some((oa, ot)), Some((aa, at)), Some((ba, bt))) = (
-            out.split_at_mut_checked(main),
-            a.split_at_checked(main),
-            b.split_at_checked(main),
-        ) else {
-            return false;
-        };
-        if main > 0 {
-            add_loop(t, &k, aa, ba, oa);
-        }
-        for ((o, &x), &y) in ot.iter_mut().zip(at).zip(bt) {
-            *o = k.lane(t[0][x as u8 as usize].wrapping_add(t[1][y as u8 as usize])) as i8;
-        }
-        true
+        quads_then_lanes(
+            a,
+            b,
+            out,
+            |aa, ba, oa| add_loop(t, &k, aa, ba, oa),
+            |x, y| k.lane(t[0][x as u8 as usize].wrapping_add(t[1][y as u8 as usize])),
+        )
     }
+}
+
+/// An element-wise Helium kernel over `a`, `b` and `out` of one length:
+/// the whole groups of four through `quads` (one `asm!` loop, called only
+/// when there is one), the last `len % 4` elements through `lane`. False
+/// when the three slices cannot be split at the same point.
+#[inline(always)]
+pub(super) fn quads_then_lanes(
+    a: &[i8],
+    b: &[i8],
+    out: &mut [i8],
+    quads: impl FnOnce(&[i8], &[i8], &mut [i8]),
+    lane: impl Fn(i8, i8) -> i32,
+) -> bool {
+    let main = out.len() - out.len() % 4;
+    // `_checked`: `split_at` keeps a panic path at opt-level "z".
+    let (Some((oa, ot)), Some((aa, at)), Some((ba, bt))) = (
+        out.split_at_mut_checked(main),
+        a.split_at_checked(main),
+        b.split_at_checked(main),
+    ) else {
+        return false;
+    };
+    if main > 0 {
+        quads(aa, ba, oa);
+    }
+    for ((o, &x), &y) in ot.iter_mut().zip(at).zip(bt) {
+        *o = lane(x, y) as i8;
+    }
+    true
 }
 
 /// The output's requantization and range, as the loop takes them.

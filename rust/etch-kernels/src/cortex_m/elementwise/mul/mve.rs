@@ -9,6 +9,7 @@
 
 use super::super::super::isa::mve::{requantize_vec, GroupConsts};
 use super::super::super::isa::{Dsp, Mve};
+use super::super::mve::quads_then_lanes;
 use super::{MulLoop, MulQuant};
 
 impl MulLoop for Mve {
@@ -29,22 +30,13 @@ impl MulLoop for Mve {
             neg_right,
             out_offset: q.out.0,
         };
-        let main = out.len() - out.len() % 4;
-        // `_checked`: `split_at` keeps a panic path at opt-level "z".
-        let (Some((oa, ot)), Some((aa, at)), Some((ba, bt))) = (
-            out.split_at_mut_checked(main),
-            a.split_at_checked(main),
-            b.split_at_checked(main),
-        ) else {
-            return false;
-        };
-        if main > 0 {
-            mul_loop(&k, aa, ba, oa);
-        }
-        for ((o, &x), &y) in ot.iter_mut().zip(at).zip(bt) {
-            *o = k.lane(x, y) as i8;
-        }
-        true
+        quads_then_lanes(
+            a,
+            b,
+            out,
+            |aa, ba, oa| mul_loop(&k, aa, ba, oa),
+            |x, y| k.lane(x, y),
+        )
     }
 }
 
